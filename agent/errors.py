@@ -1,0 +1,53 @@
+"""Errors raised while auditing one collection.
+
+Hierarchy::
+
+    ArgusError                    base of everything Argus raises on purpose
+    ├── QueryRefused              the read-only guard refused a filter, projection or pipeline
+    ├── ToolError                 a tool call failed but the audit can go on (bad query, timeout)
+    │   └── QueryTimeout          the server stopped the query at its maxTimeMS
+    ├── TargetUnavailable         the database cannot be reached; the audit cannot go on
+    └── DataLoadError             an Extended JSON file could not be read (names file and line)
+
+pymongo errors are translated at the tool boundary (``raise ... from exc``) so callers never
+handle driver exceptions, and messages never carry document values or credentials.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ArgusError",
+    "DataLoadError",
+    "QueryRefused",
+    "QueryTimeout",
+    "TargetUnavailable",
+    "ToolError",
+]
+
+
+class ArgusError(Exception):
+    """Base class for every error Argus raises on purpose."""
+
+
+class QueryRefused(ArgusError):
+    """A query was refused by the read-only guard; the message names the operator."""
+
+    def __init__(self, message: str, *, operator: str | None = None) -> None:
+        super().__init__(message)
+        self.operator = operator
+
+
+class ToolError(ArgusError):
+    """A tool call failed; the loop records it and the planner moves on."""
+
+
+class QueryTimeout(ToolError):
+    """The server stopped a query when it reached its time limit."""
+
+
+class TargetUnavailable(ArgusError):
+    """The audited database cannot be reached; the run is recorded as failed."""
+
+
+class DataLoadError(ArgusError):
+    """An Extended JSON lines file could not be loaded."""

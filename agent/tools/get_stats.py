@@ -1,0 +1,103 @@
+"""``get_stats``: exact statistics of one field over the whole collection, computed by the server.
+
+Value-level operations (min, max, avg, distinct, value_counts, duplicates) flatten arrays first,
+so ``items.qty`` means every quantity in every order. ``count`` counts documents that have the field.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from agent.ejson import decode, encode
+from agent.tools.guard import check_field_path, check_filter, check_pipeline
+from agent.tools.models import DISTINCT_CAP, GetStatsInput, StatsResult
+from agent.tools.target import AuditTarget
+
+__all__ = ["build_pipeline", "get_stats"]
+
+
+def _values(field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None) -> list[dict[str, Any]]:
+    stages: list[dict[str, Any]] = []
+    if query:
+        stages.append({"$match": query})
+    stages.append({"$project": {"_id": 0, "v": f"${field}"}})
+    # $unwind of a non-array keeps it as one value, so one unwind per path segment flattens
+    # arrays of objects (items.qty) and arrays of scalars alike.
+    stages.extend({"$unwind": "$v"} for _ in field.split("."))
+    stages.append({"$match": {"v": {"$ne": None, **(value_filter or {})}}})
+    return stages
+
+
+def build_pipeline(field: str, operation: str, query: dict[str, Any] | None,
+                   value_filter: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The aggregation pipeline for one operation (decoded BSON values, guard not yet applied)."""
+    if operation == "count":
+        exists = {field: {"$exists": True}}
+        match = {"$and": [query, exists]} if query else exists
+        return [{"$match": match}, {"$count": "n"}]
+    base = _values(field, query, value_filter)
+    if operation in ("min", "max", "avg"):
+        return [*base, {"$group": {"_id": None, "r": {f"${operation}": "$v"}}}]
+    if operation == "distinct":
+        return [*base, {"$group": {"_id": "$v"}}, {"$limit": DISTINCT_CAP + 1}]
+    if operation == "value_counts":
+        return [*base, {"$group": {"_id": "$v", "n": {"$sum": 1}}}, {"$sort": {"n": -1}},
+                {"$limit": DISTINCT_CAP + 1}]
+    if operation == "duplicates":
+        return [*base, {"$group": {"_id": "$v", "n": {"$sum": 1}}}, {"$match": {"n": {"$gt": 1}}},
+                {"$facet": {
+                    "top": [{"$sort": {"n": -1}}, {"$limit": DISTINCT_CAP + 1}],
+                    "totals": [{"$group": {"_id": None, "values": {"$sum": 1}, "documents": {"$sum": "$n"}}}],
+                }}]
+    raise ValueError(f"unknown operation {operation!r}")
+
+
+def _sort_key(item: dict[str, Any]) -> tuple[int, str]:
+    return (-int(item["count"]), json.dumps(item["value"], sort_keys=True))
+
+
+def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
+    check_field_path(params.field)
+    query = decode(params.filter) if params.filter else None
+    value_filter = decode(params.value_filter) if params.value_filter else None
+    if query is not None:
+        check_filter(query)
+    if value_filter is not None:
+        check_filter({"v": value_filter}, where="value_filter")
+    pipeline = build_pipeline(params.field, params.operation, query, value_filter)
+    check_pipeline(pipeline)
+    rows = target.aggregate(pipeline)
+    capped = False
+    totals: dict[str, int] | None = None
+    value: Any
+    op = params.operation
+    if op == "count":
+        value = int(rows[0]["n"]) if rows else 0
+    elif op in ("min", "max", "avg"):
+        value = encode(rows[0]["r"]) if rows else None
+    elif op == "distinct":
+        capped = len(rows) > DISTINCT_CAP
+        value = sorted((encode(r["_id"]) for r in rows[:DISTINCT_CAP]), key=lambda v: json.dumps(v, sort_keys=True))
+    elif op == "value_counts":
+        capped = len(rows) > DISTINCT_CAP
+        value = sorted(({"value": encode(r["_id"]), "count": int(r["n"])} for r in rows), key=_sort_key)
+        value = value[:DISTINCT_CAP]
+    else:  # duplicates
+        facet = rows[0] if rows else {"top": [], "totals": []}
+        top = facet.get("top", [])
+        capped = len(top) > DISTINCT_CAP
+        value = sorted(({"value": encode(r["_id"]), "count": int(r["n"])} for r in top), key=_sort_key)
+        value = value[:DISTINCT_CAP]
+        tot = facet.get("totals") or [{"values": 0, "documents": 0}]
+        totals = {"values": int(tot[0]["values"]), "documents": int(tot[0]["documents"])}
+    return StatsResult(
+        collection=target.name,
+        field=params.field,
+        operation=op,
+        value=value,
+        capped=capped,
+        totals=totals,
+        filter_used=encode(query) if query is not None else None,
+        query_used=json.dumps(encode(pipeline), separators=(",", ":"))[:2000],
+    )

@@ -1,0 +1,189 @@
+"""Inputs and results of the agent tools: one pydantic model per concept.
+
+Inputs are what a planner puts in ``AgentAction.action_input``; query documents in them are
+relaxed MongoDB Extended JSON (``{"$date": "2034-01-01T00:00:00Z"}``) because a planner may be a
+language model. Results hold JSON-safe values (Extended JSON for BSON types).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "RUN_QUERY_HARD_LIMIT",
+    "SAMPLE_SIZE_MAX",
+    "ArrayStats",
+    "ConcludeInput",
+    "DateStats",
+    "FieldStats",
+    "GetStatsInput",
+    "NumericStats",
+    "RunQueryInput",
+    "RunQueryResult",
+    "SchemaSampleInput",
+    "SchemaSampleResult",
+    "StatsOperation",
+    "StatsResult",
+    "StringStats",
+]
+
+SAMPLE_SIZE_DEFAULT = 1000
+SAMPLE_SIZE_MAX = 10_000
+RUN_QUERY_DEFAULT_LIMIT = 50
+RUN_QUERY_HARD_LIMIT = 1000
+DISTINCT_CAP = 1000
+
+
+class _Input(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --- schema_sample ---------------------------------------------------------------------------
+
+class SchemaSampleInput(_Input):
+    sample_size: int = Field(SAMPLE_SIZE_DEFAULT, ge=1, description="documents to sample (capped at 10,000)")
+
+    @field_validator("sample_size")
+    @classmethod
+    def _cap(cls, value: int) -> int:
+        return min(value, SAMPLE_SIZE_MAX)
+
+
+class NumericStats(BaseModel):
+    count: int
+    nan_count: int = 0
+    inf_count: int = 0
+    min: float | None = None
+    max: float | None = None
+    mean: float | None = None
+    quantiles: dict[str, float] = Field(default_factory=dict)
+    negative_count: int = 0
+    zero_count: int = 0
+    integer_share: float = 0.0
+    low_tail: list[tuple[float, int]] = Field(default_factory=list, description="smallest distinct values")
+    high_tail: list[tuple[float, int]] = Field(default_factory=list, description="largest distinct values")
+
+
+class DateStats(BaseModel):
+    count: int
+    min: datetime
+    max: datetime
+    quantiles: dict[str, datetime] = Field(default_factory=dict)
+    low_tail: list[tuple[datetime, int]] = Field(default_factory=list)
+    high_tail: list[tuple[datetime, int]] = Field(default_factory=list)
+
+
+class StringStats(BaseModel):
+    count: int
+    empty_count: int
+    blank_count: int
+    placeholder_count: int
+    min_length: int
+    max_length: int
+    mean_length: float
+    distinct_count: int
+    shapes: list[tuple[str, int]] = Field(description="most common shapes, e.g. ('A+-9+', 812)")
+    shape_count: int
+    formats: dict[str, int] = Field(default_factory=dict, description="values matching each well-known format")
+    units: list[tuple[str, int]] = Field(default_factory=list, description="unit text after a leading number")
+    unit_count: int = Field(0, description="distinct unit texts")
+    top_values: list[tuple[Any, int]] = Field(description="all values when at most 100 distinct, else the top 20")
+
+
+class ArrayStats(BaseModel):
+    count: int
+    empty_count: int
+    min_length: int
+    max_length: int
+
+
+class FieldStats(BaseModel):
+    path: str = Field(description="dot notation; arrays of objects are descended (items.qty)")
+    types: dict[str, int] = Field(description="BSON $type alias -> number of values")
+    present_count: int
+    missing_count: int
+    null_count: int
+    null_rate: float = Field(description="(null + missing) / documents sampled")
+    parent_present_count: int = Field(description="documents where the enclosing object exists")
+    in_array: bool = False
+    queryable: bool = Field(True, description="False for keys with '.' or a leading '$' (no plain filter reaches them)")
+    value_count: int
+    cardinality: int = Field(description="distinct values, capped at 100")
+    cardinality_capped: bool
+    distinct_ratio: float = Field(description="distinct / non-null values within the sample")
+    sample_values: list[Any] = Field(default_factory=list)
+    numeric: NumericStats | None = None
+    dates: DateStats | None = None
+    strings: StringStats | None = None
+    arrays: ArrayStats | None = None
+
+    @property
+    def non_null_types(self) -> dict[str, int]:
+        return {t: n for t, n in self.types.items() if t != "null"}
+
+
+class SchemaSampleResult(BaseModel):
+    collection: str
+    collection_size: int = Field(description="documents in the collection (server's count)")
+    documents_sampled: int
+    fields: list[FieldStats]
+    truncated_paths: list[str] = Field(default_factory=list, description="paths cut at depth 20")
+    paths_dropped: int = Field(0, description="values whose path was not recorded after 2,000 paths")
+
+    def field(self, path: str) -> FieldStats | None:
+        return next((f for f in self.fields if f.path == path), None)
+
+
+# --- run_query -------------------------------------------------------------------------------
+
+class RunQueryInput(_Input):
+    filter: dict[str, Any] = Field(default_factory=dict, description="MongoDB filter, Extended JSON")
+    projection: dict[str, int | bool] | None = None
+    limit: int = Field(RUN_QUERY_DEFAULT_LIMIT, ge=0, description="documents to return (0: count only; cap 1000)")
+
+    @field_validator("limit")
+    @classmethod
+    def _cap(cls, value: int) -> int:
+        return min(value, RUN_QUERY_HARD_LIMIT)
+
+
+class RunQueryResult(BaseModel):
+    collection: str
+    filter: dict[str, Any]
+    documents: list[dict[str, Any]]
+    matched_count: int = Field(description="every matching document in the collection (count_documents)")
+    returned_count: int
+    truncated: bool
+
+
+# --- get_stats -------------------------------------------------------------------------------
+
+StatsOperation = Literal["count", "min", "max", "avg", "distinct", "value_counts", "duplicates"]
+
+
+class GetStatsInput(_Input):
+    field: str
+    operation: StatsOperation
+    filter: dict[str, Any] | None = Field(None, description="documents to include, Extended JSON")
+    value_filter: dict[str, Any] | None = Field(
+        None, description="condition on each value after arrays are flattened, e.g. {'$gt': 100}")
+
+
+class StatsResult(BaseModel):
+    collection: str
+    field: str
+    operation: str
+    value: Any = Field(description="number, list of values, or list of {value, count}")
+    capped: bool = Field(False, description="distinct/value_counts/duplicates stopped at 1,000 values")
+    totals: dict[str, int] | None = Field(None, description="duplicates: {'values': groups, 'documents': n}")
+    filter_used: dict[str, Any] | None = None
+    query_used: str = Field(description="the pipeline that was run, as JSON")
+
+
+# --- conclude --------------------------------------------------------------------------------
+
+class ConcludeInput(_Input):
+    summary: str = ""

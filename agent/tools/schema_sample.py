@@ -1,0 +1,31 @@
+"""``schema_sample``: sample the collection with ``$sample`` and profile its implicit schema."""
+
+from __future__ import annotations
+
+from agent.tools.guard import check_pipeline
+from agent.tools.models import SchemaSampleInput, SchemaSampleResult
+from agent.tools.profiling import profile_documents
+from agent.tools.target import AuditTarget
+
+__all__ = ["schema_sample"]
+
+
+def schema_sample(target: AuditTarget, params: SchemaSampleInput) -> SchemaSampleResult:
+    """Sample up to ``params.sample_size`` documents and return per-path statistics.
+
+    The collection size comes from the server's metadata count, which is cheap on large
+    collections; it is the denominator for affected shares.
+    """
+    pipeline = [{"$sample": {"size": params.sample_size}}]
+    check_pipeline(pipeline)
+    documents = target.aggregate(pipeline)
+    size = target.estimated_document_count()
+    fields, truncated, dropped = profile_documents(documents)
+    return SchemaSampleResult(
+        collection=target.name,
+        collection_size=max(size, len(documents)),
+        documents_sampled=len(documents),
+        fields=fields,
+        truncated_paths=truncated,
+        paths_dropped=dropped,
+    )
