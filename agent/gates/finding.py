@@ -1,0 +1,66 @@
+"""Finding gate: is a candidate finding backed by a query that ran, and calibrated?"""
+
+from __future__ import annotations
+
+from agent.ejson import filter_key
+from agent.findings import Finding, Severity
+from agent.gates.base import RuleGate, fail, warn
+from agent.state import AgentState, RuleResult
+
+__all__ = ["SHARE_TOLERANCE", "finding_gate"]
+
+SHARE_TOLERANCE = 0.0005
+
+
+def _evidence_required(f: Finding, state: AgentState) -> RuleResult | None:
+    if f.affected_count <= 0:
+        return fail("evidence_required", "affected_count must be above 0: a finding needs affected documents")
+    if not f.evidence_query:
+        return fail("evidence_required", "evidence_query is empty: give the filter that matches the affected documents")
+    return None
+
+
+def _evidence_confirmed(f: Finding, state: AgentState) -> RuleResult | None:
+    if not f.evidence_query:
+        return None
+    try:
+        key = filter_key(f.evidence_query)
+    except (ValueError, TypeError):
+        return fail("evidence_confirmed", "evidence_query is not valid Extended JSON")
+    matched = state.evidence_counts.get(key)
+    if matched is None:
+        return fail("evidence_confirmed", "the evidence_query was never run: run it with run_query first "
+                                          "and use its matched_count as affected_count")
+    if matched != f.affected_count:
+        return fail("evidence_confirmed", f"affected_count {f.affected_count} differs from the evidence "
+                                          f"query's matched_count {matched}")
+    return None
+
+
+def _share_consistent(f: Finding, state: AgentState) -> RuleResult | None:
+    if state.collection_size <= 0:
+        return None
+    expected = f.affected_count / state.collection_size
+    if abs(f.affected_pct - expected) > SHARE_TOLERANCE:
+        return fail("share_consistent", f"affected_pct {f.affected_pct:.4f} should be affected_count / "
+                                        f"collection size = {expected:.4f} (a fraction, not a percentage)")
+    return None
+
+
+def _severity_calibration(f: Finding, state: AgentState) -> RuleResult | None:
+    floor = state.options.critical_min_share
+    if f.severity == Severity.CRITICAL and f.affected_pct < floor:
+        return fail("severity_calibration", f"critical needs at least {floor:.0%} of documents affected; "
+                                            f"this finding affects {f.affected_pct:.2%}: use high or lower")
+    return None
+
+
+def _field_known(f: Finding, state: AgentState) -> RuleResult | None:
+    if state.schema is not None and state.schema.field(f.field) is None:
+        return warn("field_known", f"field {f.field!r} was not seen in the sample")
+    return None
+
+
+def finding_gate() -> RuleGate[Finding]:
+    return RuleGate("finding", [_evidence_required, _evidence_confirmed, _share_consistent,
+                                _severity_calibration, _field_known])

@@ -1,0 +1,266 @@
+"""The ReAct loop: propose, gate, act, observe, until a conclusion is accepted or a budget runs out.
+
+The loop is the only code that mutates ``AgentState``. It always returns an ``AuditReport``:
+``succeeded`` when the run gate accepted a conclusion, ``partial`` when the iteration or
+wall-clock budget ran out first, ``failed`` when the database became unreachable or the
+planner broke. A tool error (bad query, timeout) is an observation, not a failure.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+from uuid import UUID, uuid4
+
+import structlog
+from pydantic import BaseModel
+
+from agent.clock import Clock, SystemClock
+from agent.ejson import decode, filter_key
+from agent.errors import ArgusError, QueryRefused, TargetUnavailable, ToolError
+from agent.findings import WriteFindingInput
+from agent.gates import GateSet, ProposedAction, action_key, parse_action
+from agent.options import AuditOptions
+from agent.planners.base import Planner
+from agent.privacy import CATEGORICAL_MAX, mask_values
+from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
+from agent.state import AgentState, DismissedFinding, Observation, QueryRecord
+from agent.tools import get_stats, run_query, schema_sample
+from agent.tools.guard import filter_fields
+from agent.tools.models import (
+    GetStatsInput,
+    RunQueryInput,
+    RunQueryResult,
+    SchemaSampleInput,
+    SchemaSampleResult,
+    StatsResult,
+)
+from agent.tools.target import AuditTarget
+from agent.tools.write_finding import candidate_from
+
+__all__ = ["AuditObserver", "run_audit"]
+
+log = structlog.get_logger("argus.agent")
+
+
+class AuditObserver(Protocol):
+    def on_step(self, state: AgentState, entry: TraceEntry) -> None:
+        """Called after every iteration, for progress displays and status pages."""
+        ...
+
+
+class _Stop(Exception):
+    def __init__(self, reason: TerminationReason, error: str | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.error = error
+
+
+def run_audit(
+    target: AuditTarget,
+    planner: Planner,
+    *,
+    options: AuditOptions | None = None,
+    clock: Clock | None = None,
+    gates: GateSet | None = None,
+    historical_context: Any = None,
+    observer: AuditObserver | None = None,
+    run_id: UUID | None = None,
+) -> AuditReport:
+    """Audit ``target`` with ``planner`` and return the report; never raises for audit failures."""
+    options = options or AuditOptions()
+    clock = clock or SystemClock()
+    gates = gates or GateSet()
+    state = AgentState(connection_name=target.connection_name, database=target.database,
+                       collection=target.name, options=options, run_id=run_id or uuid4(),
+                       historical_context=historical_context)
+    started_at = clock.now()
+    start = clock.monotonic()
+    trace: list[TraceEntry] = []
+
+    def remaining_ms() -> int:
+        return int((options.time_budget_s - (clock.monotonic() - start)) * 1000)
+
+    target.cap_time_with(remaining_ms)
+    bound = log.bind(run_id=str(state.run_id), database=state.database, collection=state.collection,
+                     planner=planner.name)
+    bound.info("audit_started", iteration_budget=options.max_iterations, time_budget_s=options.time_budget_s)
+
+    reason: TerminationReason
+    error: str | None = None
+    while True:
+        try:
+            if state.iteration >= options.max_iterations:
+                raise _Stop("iteration_budget")
+            if clock.monotonic() - start >= options.time_budget_s:
+                raise _Stop("time_budget")
+            entry = _step(state, target, planner, gates)
+        except _Stop as stop:
+            reason, error = stop.reason, stop.error
+            break
+        trace.append(entry)
+        state.iteration += 1
+        if observer is not None:
+            observer.on_step(state, entry)
+        if entry.outcome == "concluded":
+            reason = "concluded"
+            break
+
+    outcome: Outcome = "succeeded" if reason == "concluded" else "failed" if reason == "error" else "partial"
+    finished_at = clock.now()
+    report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
+                           duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error)
+    bound.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
+               findings=len(report.findings), duration_s=round(report.duration_s, 3))
+    return report
+
+
+def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateSet) -> TraceEntry:
+    t0 = time.perf_counter()
+    try:
+        action = planner.propose(state)
+    except ArgusError as exc:
+        raise _Stop("error", f"planner failed: {exc}") from exc
+    except Exception as exc:  # a planner bug must not take the process down with it
+        raise _Stop("error", f"planner failed: {type(exc).__name__}: {exc}") from exc
+    state.history.append(action)
+    proposed = parse_action(action)
+    verdict = gates.action.evaluate(proposed, state)
+    state.evaluation_records.append(verdict)
+    entry = TraceEntry(iteration=state.iteration, action=action.action, reasoning=action.reasoning[:500],
+                       action_input=action.action_input, verdict=verdict.verdict, outcome="ok")
+    if verdict.verdict == "FAIL":
+        critique = verdict.critique or "action refused"
+        state.last_critique = critique
+        state.last_observation = Observation("rejected", action.action, message=critique)
+        entry.outcome, entry.critique = "rejected", critique
+    elif action.action == "write_finding":
+        _commit_finding(state, proposed, gates, entry)
+    elif action.action == "conclude":
+        run_verdict = gates.run.evaluate(action, state)
+        state.evaluation_records.append(run_verdict)
+        if run_verdict.verdict == "FAIL":
+            critique = run_verdict.critique or "conclusion refused"
+            state.last_critique = critique
+            state.last_observation = Observation("run_rejected", "conclude", message=critique)
+            entry.outcome, entry.critique = "run_rejected", critique
+        else:
+            entry.outcome = "concluded"
+    else:
+        _read(state, target, proposed, entry)
+    entry.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
+    return entry
+
+
+def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entry: TraceEntry) -> None:
+    name = proposed.action.action
+    params = proposed.params
+    assert params is not None  # the action gate fails actions whose input does not parse
+    try:
+        result: BaseModel
+        if isinstance(params, SchemaSampleInput):
+            result = schema_sample(target, params)
+        elif isinstance(params, RunQueryInput):
+            result = run_query(target, params)
+        elif isinstance(params, GetStatsInput):
+            result = get_stats(target, params)
+        else:  # pragma: no cover - the registry lists exactly these read tools
+            raise ToolError(f"{name} is not a read tool")
+    except TargetUnavailable as exc:
+        raise _Stop("error", str(exc)) from exc
+    except (ToolError, QueryRefused) as exc:
+        state.last_observation = Observation("error", name, message=str(exc))
+        state.last_critique = None
+        entry.outcome, entry.observation = "error", str(exc)
+        return
+    state.executed_keys[action_key(name, params)] = state.iteration
+    record = QueryRecord(iteration=state.iteration, tool=name, key=action_key(name, params))
+    if isinstance(result, SchemaSampleResult):
+        state.schema = result
+        state.documents_sampled = result.documents_sampled
+        state.collection_size = result.collection_size
+        entry.observation = (f"sampled {result.documents_sampled} of {result.collection_size} documents, "
+                             f"{len(result.fields)} field paths")
+    elif isinstance(result, RunQueryResult):
+        fields = sorted(filter_fields(decode(result.filter)))
+        state.evidence_counts[filter_key(result.filter)] = result.matched_count
+        state.fields_investigated.update(fields)
+        record.filter_key, record.matched_count, record.fields = filter_key(result.filter), result.matched_count, fields
+        entry.observation = f"matched {result.matched_count} documents, returned {result.returned_count}"
+    elif isinstance(result, StatsResult):
+        fields = [result.field, *sorted(filter_fields(decode(result.filter_used or {})))]
+        state.fields_investigated.update(fields)
+        record.fields = fields
+        entry.observation = _stats_summary(result)
+    state.queries_run.append(record)
+    state.last_observation = Observation("result", name, result=result)
+    state.last_critique = None
+
+
+def _stats_summary(result: StatsResult) -> str:
+    if isinstance(result.value, list):
+        size = f"{len(result.value)}{'+' if result.capped else ''} values"
+        if result.totals is not None:
+            size += f", {result.totals['values']} duplicated values in {result.totals['documents']} documents"
+        return f"{result.operation} of {result.field}: {size}"
+    if result.operation == "count":
+        return f"count of {result.field}: {result.value}"
+    return f"{result.operation} of {result.field} computed"
+
+
+def _commit_finding(state: AgentState, proposed: ProposedAction, gates: GateSet, entry: TraceEntry) -> None:
+    params = proposed.params
+    assert isinstance(params, WriteFindingInput)
+    candidate = candidate_from(state.findings, params)
+    verdict = gates.finding.evaluate(candidate, state)
+    state.evaluation_records.append(verdict)
+    entry.finding_id = candidate.id
+    if verdict.verdict == "FAIL":
+        critique = verdict.critique or "finding refused"
+        state.dismissed_findings.append(DismissedFinding(finding=candidate, critique=critique))
+        state.last_critique = critique
+        state.last_observation = Observation("finding_dismissed", "write_finding", result=candidate, message=critique)
+        entry.outcome, entry.critique = "dismissed", critique
+        log.info("finding_dismissed", field=candidate.field, category=candidate.category.value)
+        return
+    state.findings.upsert(candidate)
+    state.last_critique = None
+    state.last_observation = Observation("finding_committed", "write_finding", result=candidate)
+    entry.outcome = "committed"
+    entry.observation = f"{candidate.category.value} on {candidate.field}: {candidate.affected_count} documents"
+    log.info("finding_committed", field=candidate.field, category=candidate.category.value,
+             severity=candidate.severity.value, affected_count=candidate.affected_count)
+
+
+def _categorical(state: AgentState, field: str) -> bool:
+    stats = state.schema.field(field) if state.schema else None
+    return bool(stats and stats.strings and not stats.cardinality_capped
+                and stats.strings.distinct_count <= CATEGORICAL_MAX)
+
+
+def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], *, started_at: Any,
+                  finished_at: Any, duration_s: float, outcome: Outcome, reason: TerminationReason,
+                  error: str | None) -> AuditReport:
+    mode = state.options.privacy
+    findings = [f.model_copy(update={"sample_values": mask_values(f.sample_values, mode=mode,
+                                                                  categorical=_categorical(state, f.field))})
+                for f in state.findings]
+    dismissed = [d.model_copy(update={"finding": d.finding.model_copy(update={"sample_values": mask_values(
+        d.finding.sample_values, mode=mode, categorical=_categorical(state, d.finding.field))})})
+        for d in state.dismissed_findings]
+    notes: list[str] = []
+    if reason == "iteration_budget":
+        notes.append(f"iteration budget of {state.options.max_iterations} ran out before the audit concluded")
+    elif reason == "time_budget":
+        notes.append(f"time budget of {state.options.time_budget_s:g}s ran out before the audit concluded")
+    fields = state.auditable_fields()
+    return AuditReport(
+        run_id=state.run_id, connection=state.connection_name, database=state.database,
+        collection=state.collection, planner=planner.name, model=planner.model,
+        started_at=started_at, finished_at=finished_at, duration_s=duration_s,
+        outcome=outcome, termination_reason=reason, error=error, iterations=state.iteration,
+        options=state.options, documents_sampled=state.documents_sampled, collection_size=state.collection_size,
+        fields_total=len(fields), fields_investigated=sum(1 for f in fields if f in state.fields_investigated),
+        findings=findings, dismissed_findings=dismissed, trace=trace, evaluations=state.evaluation_records,
+        token_usage=state.total_usage, notes=notes,
+    )

@@ -1,0 +1,27 @@
+"""Knobs for one audit. ``config.Settings`` and schedules build these; the agent only reads them."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agent.findings import Severity
+
+__all__ = ["AuditOptions", "PrivacyMode"]
+
+PrivacyMode = Literal["strict", "shapes", "full"]
+
+
+class AuditOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sample_size: int = Field(1000, ge=1, le=10_000, description="documents schema_sample reads")
+    max_iterations: int = Field(200, ge=1, description="planner actions before the run ends as partial")
+    time_budget_s: float = Field(300.0, gt=0, description="wall-clock seconds before the run ends as partial")
+    max_time_ms: int = Field(10_000, ge=1, description="server time limit of every query")
+    min_field_coverage: float = Field(0.8, ge=0.0, le=1.0,
+                                      description="share of sampled fields a query must touch before conclude")
+    critical_min_share: float = Field(0.01, ge=0.0, le=1.0, description="critical needs at least this share affected")
+    privacy: PrivacyMode = "shapes"
+    fail_on: Severity | None = Severity.HIGH

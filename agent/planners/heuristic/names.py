@@ -1,0 +1,70 @@
+"""What a field's name says about its values: identifiers, signed quantities, known ranges.
+
+Names only ever narrow what the statistics already suspect (a range check applies only when the
+sample's bulk already sits inside the range), so an unusual naming convention costs recall,
+never precision.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["NameHints", "hints_for"]
+
+_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _words(path: str) -> list[str]:
+    leaf = path.rsplit(".", 1)[-1]
+    return [w.lower() for w in _WORDS.findall(leaf.replace("-", "_"))]
+
+
+_ID_WORDS = {"id", "ids", "uuid", "guid", "key", "code", "number", "num", "no", "nr", "sku", "ref", "index",
+             "idx", "zip", "zipcode", "postcode", "phone", "isbn", "ean", "upc", "iban", "hash", "token"}
+_SIGNED_WORDS = {"balance", "delta", "diff", "difference", "change", "offset", "adjustment", "lat", "latitude",
+                 "lon", "lng", "longitude", "temp", "temperature", "celsius", "fahrenheit", "profit", "loss",
+                 "net", "margin", "variance", "pnl", "gain", "correction", "elevation", "altitude", "z"}
+_NONNEG_WORDS = {"qty", "quantity", "count", "age", "price", "cost", "amount", "total", "duration", "ms",
+                 "seconds", "secs", "minutes", "size", "length", "weight", "height", "width", "depth",
+                 "stock", "points", "score", "rating", "views", "clicks", "pages", "items", "units"}
+
+
+_KEY_WORDS = {"id", "ids", "uuid", "guid", "key", "sku", "number", "num", "no", "nr", "ref", "isbn", "ean", "upc",
+              "iban", "hash", "token"}
+_NOT_KEY_WORDS = {"phone", "zip", "zipcode", "postcode", "postal", "fax", "mobile", "tel", "telephone"}
+
+
+@dataclass(frozen=True)
+class NameHints:
+    identifier: bool                     # names a code of some kind: its magnitude means nothing
+    key: bool                            # names this document's own identifier: it should be unique
+    signed: bool
+    nonnegative: bool
+    positive: bool                       # zero is impossible too (prices)
+    bounds: tuple[float, float] | None   # hard range the values must lie in
+
+
+def hints_for(path: str) -> NameHints:
+    words = _words(path)
+    last = words[-1] if words else ""
+    identifier = last in _ID_WORDS or (len(words) == 1 and last in {"id", "_id"})
+    signed = any(w in _SIGNED_WORDS for w in words)
+    bounds: tuple[float, float] | None = None
+    if last == "age":
+        bounds = (0, 130)
+    elif last in {"percent", "pct", "percentage"}:
+        bounds = (0, 100)
+    elif last in {"lat", "latitude"}:
+        bounds = (-90, 90)
+    elif last in {"lon", "lng", "longitude"}:
+        bounds = (-180, 180)
+    elif last == "month":
+        bounds = (1, 12)
+    elif last == "hour":
+        bounds = (0, 23)
+    positive = "price" in words and not signed
+    nonnegative = not signed and (positive or any(w in _NONNEG_WORDS for w in words))
+    key = last in _KEY_WORDS and not any(w in _NOT_KEY_WORDS for w in words)
+    return NameHints(identifier=identifier, key=key, signed=signed, nonnegative=nonnegative, positive=positive,
+                     bounds=bounds)

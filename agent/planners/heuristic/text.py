@@ -1,0 +1,168 @@
+"""String analysis: the field's format, and values that break its categorical domain.
+
+Enum violations are values that a frequent value explains: the same value in other case or
+spacing (``usd`` beside ``USD``), a near-miss spelling (``EURO``, ``acuxe care hospitals``), or,
+when the field has a small dominant set, a rare value of a different kind (``$`` among
+three-letter codes). A rare value that looks like the others (``diamond`` beside ``gold``) is a
+legitimate category, and codes that differ only in digits (``SKU-0062``, ``SKU-0063``) are
+different things, so neither is reported.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agent.tools.formats import FORMATS, NUMBER_WITH_UNIT
+from agent.tools.models import StringStats
+
+__all__ = ["FormatSpec", "enum_violations", "is_variant", "string_format"]
+
+VARIANT_RATIO = 5          # the explaining value must be at least this many times more frequent
+DOMINANCE_BREAK = 8        # a drop in frequency this steep separates the dominant set from the tail
+TAIL_SHARE = 0.05          # ... when the tail holds at most this share of the values
+FORMAT_SHARE = 0.9         # a well-known format applies when this share of values follows it
+SHAPE_SHARE = 0.95         # a structural shape applies when this share of values has it
+UNIT_SHARE = 0.5           # numbers-with-units when at least half the values are written so
+UNIT_KINDS = 20            # ... with at most this many distinct unit texts
+
+_SPACES = re.compile(r"\s+")
+_DIGITS = re.compile(r"\d")
+
+
+def _normal(text: str) -> str:
+    return _SPACES.sub(" ", text.strip()).casefold()
+
+
+def _classes(text: str) -> frozenset[str]:
+    out = set()
+    for ch in text:
+        if ch.isupper():
+            out.add("A")
+        elif ch.islower():
+            out.add("a")
+        elif ch.isdigit():
+            out.add("9")
+        elif ch.isspace():
+            out.add(" ")
+        elif ch.isalpha():
+            out.add("~")
+        else:
+            out.add("p")
+    return frozenset(out)
+
+
+def _distance_within(a: str, b: str, limit: int) -> bool:
+    """Levenshtein distance of ``a`` and ``b`` is at most ``limit`` (banded, exits early)."""
+    if abs(len(a) - len(b)) > limit:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        lo, hi = max(1, i - limit), min(len(b), i + limit)
+        cur = [limit + 1] * (len(b) + 1)
+        cur[0] = i
+        for j in range(lo, hi + 1):
+            cost = 0 if ca == b[j - 1] else 1
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+        if min(cur[lo:hi + 1], default=limit + 1) > limit and cur[0] > limit:
+            return False
+        prev = cur
+    return prev[len(b)] <= limit
+
+
+def is_variant(value: str, frequent: str, *, short_substitutions: bool = False, once: bool = False) -> str | None:
+    """Why ``value`` looks like a corrupted ``frequent`` (``"case or spacing"``/``"spelling"``), or None.
+
+    About one edit per ten characters counts as a misspelling, one per six for a value seen only
+    once or twice (``once``): typos are idiosyncratic, a rare real category recurs. Codes of three characters or
+    fewer are one substitution away from each other (``AR``/``AZ``), so for them a substitution
+    counts only when the caller knows ``value`` is a rare outsider (``short_substitutions``).
+    """
+    if value == frequent:
+        return None
+    a, b = _normal(value), _normal(frequent)
+    if a == b:
+        return "case or spacing"
+    if _DIGITS.sub("", value) == _DIGITS.sub("", frequent):
+        return None  # differs only in digits: another code, not a typo
+    if len(b) <= 3 and len(a) == len(b) and not short_substitutions:
+        return None
+    limit = max(1, len(b) // (6 if once else 10))
+    return "spelling" if _distance_within(a, b, limit) else None
+
+
+def enum_violations(counts: list[tuple[str, int]]) -> dict[str, str]:
+    """Values (with the reason) that break a categorical field's domain, from exact value counts."""
+    ordered = sorted(((v, c) for v, c in counts if isinstance(v, str) and v.strip()), key=lambda vc: -vc[1])
+    if len(ordered) < 2:
+        return {}
+    total = sum(c for _, c in ordered)
+    found: dict[str, str] = {}
+    frequent = ordered[:200]
+    dominant = _dominant_set(ordered, total)
+    outsiders = {v for v, _ in ordered[len(dominant):]} if dominant else set()
+    for value, count in ordered:
+        for other, other_count in frequent:
+            if other_count < VARIANT_RATIO * count:
+                break
+            why = is_variant(value, other, short_substitutions=value in outsiders, once=count <= 2)
+            if why:
+                found[value] = why
+                break
+    if dominant:
+        kinds = {_classes(v) for v in dominant}
+        for value, _ in ordered[len(dominant):]:
+            if value not in found and _classes(value) not in kinds:
+                found[value] = "a different kind of value"
+    return found
+
+
+def _dominant_set(ordered: list[tuple[str, int]], total: int) -> list[str]:
+    tail = total
+    for i in range(len(ordered) - 1):
+        tail -= ordered[i][1]
+        if ordered[i][1] >= DOMINANCE_BREAK * ordered[i + 1][1] and tail <= TAIL_SHARE * total:
+            return [v for v, _ in ordered[: i + 1]]
+    return []
+
+
+@dataclass(frozen=True)
+class FormatSpec:
+    """``violation_matches``: True when matching the regex is the defect (numbers written with units)."""
+
+    kind: str
+    regex: str
+    share: float
+    matched: int
+    violation_matches: bool = False
+
+
+def _shape_regex(shape: str) -> str | None:
+    if "~" in shape or "…" in shape or not any(c == "9" or not (c.isalpha() or c in " +") for c in shape):
+        return None  # words only, or not ASCII: names and prose have no format to break
+    parts = []
+    for ch in shape:
+        parts.append({"A": "[A-Z]", "a": "[a-z]", "9": "[0-9]", " ": r"\s", "+": "+"}.get(ch) or re.escape(ch))
+    return "^" + "".join(parts) + "$"
+
+
+def string_format(stats: StringStats) -> FormatSpec | None:
+    """The format most values of a string field follow, if any."""
+    filled = stats.count - stats.empty_count - stats.blank_count - stats.placeholder_count
+    if filled < 20:
+        return None
+    units = stats.formats.get("number_with_unit", 0)
+    if units >= UNIT_SHARE * stats.count and stats.unit_count <= UNIT_KINDS:
+        return FormatSpec("number_with_unit", NUMBER_WITH_UNIT, units / stats.count, units, violation_matches=True)
+    for name in ("email", "url", "uuid", "iso_date"):
+        matched = stats.formats.get(name, 0)
+        if matched >= FORMAT_SHARE * filled:
+            return FormatSpec(name, FORMATS[name], matched / filled, matched)
+    if stats.shapes:
+        shape, n = stats.shapes[0]
+        regex = _shape_regex(shape)
+        if regex and n >= SHAPE_SHARE * filled:
+            return FormatSpec("shape " + shape, regex, n / filled, n)
+    return None
