@@ -1,0 +1,38 @@
+"""Settings: built once at start-up from the environment (``ARGUS_*``) and passed down."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from agent.findings import Severity
+from agent.options import AuditOptions, PrivacyMode
+
+__all__ = ["Settings"]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ARGUS_", extra="ignore")
+
+    log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
+    log_format: Literal["console", "json"] = "console"
+
+    sample_size: int = Field(1000, ge=1, le=10_000)
+    max_iterations: int = Field(200, ge=1)
+    time_budget_s: float = Field(300.0, gt=0)
+    max_time_ms: int = Field(10_000, ge=1, description="server time limit of every query")
+    min_field_coverage: float = Field(0.8, ge=0, le=1)
+    privacy: PrivacyMode = "shapes"
+    fail_on: Severity = Severity.HIGH
+
+    def audit_options(self, **overrides: Any) -> AuditOptions:
+        """Options for one audit: these settings, with non-None ``overrides`` on top."""
+        values: dict[str, Any] = {
+            "sample_size": self.sample_size, "max_iterations": self.max_iterations,
+            "time_budget_s": self.time_budget_s, "max_time_ms": self.max_time_ms,
+            "min_field_coverage": self.min_field_coverage, "privacy": self.privacy, "fail_on": self.fail_on,
+        }
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return AuditOptions(**values)
