@@ -83,8 +83,8 @@ def audit(
     try:
         options = settings.audit_options(sample_size=sample_size, max_iterations=max_iterations,
                                          time_budget_s=time_budget, max_time_ms=max_time_ms,
-                                         privacy=privacy.value if privacy else None,
-                                         fail_on=None if threshold == "none" else Severity(threshold))
+                                         privacy=privacy.value if privacy else None)
+        options = options.model_copy(update={"fail_on": None if threshold == "none" else Severity(threshold)})
     except ValueError as exc:
         raise _fail(f"invalid option: {exc}") from None
     target = _target(file, uri, database, collection, options.max_time_ms)

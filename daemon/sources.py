@@ -80,10 +80,11 @@ def _insert(coll: Any, batch: list[dict[str, Any]], file: Path, first_line: int)
 def open_uri(uri: str, *, database: str, collection: str, connection_name: str = "default",
              max_time_ms: int = 10_000, connect_timeout_ms: int = 10_000) -> AuditTarget:
     """A read-only target on a live server. Nothing is sent until the first query."""
+    lowered = uri.lower()
+    timeouts = {name: connect_timeout_ms for name in ("serverSelectionTimeoutMS", "connectTimeoutMS")
+                if name.lower() not in lowered}  # options written in the URI win over our defaults
     try:
-        client: MongoClient[dict[str, Any]] = MongoClient(
-            uri, appname="argus", serverSelectionTimeoutMS=connect_timeout_ms,
-            connectTimeoutMS=connect_timeout_ms, retryWrites=False)
+        client: MongoClient[dict[str, Any]] = MongoClient(uri, appname="argus", retryWrites=False, **timeouts)
     except Exception as exc:  # pymongo validates the URI eagerly
         raise TargetUnavailable(f"cannot use MongoDB URI {redact_uri(uri)}: {type(exc).__name__}") from exc
     return AuditTarget(client[database][collection], connection_name=connection_name, max_time_ms=max_time_ms)

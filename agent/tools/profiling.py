@@ -323,7 +323,7 @@ def _numeric_stats(values: list[float]) -> NumericStats | None:
     low, high = _tails(finite)
     return NumericStats(
         count=len(values), nan_count=nan, inf_count=inf,
-        min=finite[0], max=finite[-1], mean=math.fsum(finite) / len(finite),
+        min=finite[0], max=finite[-1], mean=math.fsum(v / len(finite) for v in finite),
         quantiles={k: _quantile(finite, q) for k, q in _QUANTILES.items()},
         negative_count=sum(1 for v in finite if v < 0), zero_count=sum(1 for v in finite if v == 0),
         integer_share=sum(1 for v in finite if v == int(v)) / len(finite),
