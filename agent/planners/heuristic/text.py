@@ -27,6 +27,7 @@ UNIT_SHARE = 0.5           # numbers-with-units when at least half the values ar
 UNIT_KINDS = 20            # ... with at most this many distinct unit texts
 
 _SPACES = re.compile(r"\s+")
+_TOKENS = re.compile(r"[^\W_]+")
 _DIGITS = re.compile(r"\d")
 
 
@@ -103,11 +104,17 @@ def enum_violations(counts: list[tuple[str, int]]) -> dict[str, str]:
     frequent = ordered[:200]
     dominant = _dominant_set(ordered, total)
     outsiders = {v for v, _ in ordered[len(dominant):]} if dominant else set()
+    words: dict[str, int] = {}
+    for value, count in ordered:
+        for token in set(_TOKENS.findall(value.casefold())):
+            words[token] = words.get(token, 0) + count
     for value, count in ordered:
         for other, other_count in frequent:
             if other_count < VARIANT_RATIO * count:
                 break
             why = is_variant(value, other, short_substitutions=value in outsiders, once=count <= 2)
+            if why == "spelling" and not _new_word(value, count, words):
+                continue  # made of words the field uses elsewhere ("Bo Fox" beside "Jo Fox"): a real value
             if why:
                 found[value] = why
                 break
@@ -117,6 +124,11 @@ def enum_violations(counts: list[tuple[str, int]]) -> dict[str, str]:
             if value not in found and _classes(value) not in kinds:
                 found[value] = "a different kind of value"
     return found
+
+
+def _new_word(value: str, count: int, words: dict[str, int]) -> bool:
+    """Does ``value`` use a word no other value of the field uses? Misspellings do."""
+    return any(words[t] <= count for t in set(_TOKENS.findall(value.casefold())))
 
 
 def _dominant_set(ordered: list[tuple[str, int]], total: int) -> list[str]:
