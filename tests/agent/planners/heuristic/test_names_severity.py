@@ -1,0 +1,45 @@
+"""Field-name hints and severity calibration."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.findings import Category, Severity
+from agent.planners.heuristic.names import hints_for
+from agent.planners.heuristic.severity import severity_for
+
+
+@pytest.mark.parametrize(("path", "key"), [("order_id", True), ("orderId", True), ("sku", True),
+                                          ("PhoneNumber", False), ("address.zip", False), ("ZipCode", False),
+                                          ("email", False), ("invoice_number", True)])
+def test_key_names(path: str, key: bool) -> None:
+    assert hints_for(path).key is key
+
+
+def test_range_and_sign_hints() -> None:
+    assert hints_for("customer.age").bounds == (0, 130)
+    assert hints_for("items.unit_price").positive
+    assert hints_for("balance").signed and not hints_for("balance").nonnegative
+    assert hints_for("payload.duration_ms").nonnegative
+    assert hints_for("PhoneNumber").identifier
+
+
+@pytest.mark.parametrize(("category", "share", "expected"), [
+    (Category.TYPE_MISMATCH, 0.03, Severity.HIGH),
+    (Category.TYPE_MISMATCH, 0.42, Severity.CRITICAL),
+    (Category.TYPE_MISMATCH, 0.0005, Severity.MEDIUM),
+    (Category.NULL_RATE, 0.04, Severity.MEDIUM),
+    (Category.EMPTY_VALUE, 0.01, Severity.LOW),
+    (Category.FORMAT_VIOLATION, 1.0, Severity.HIGH),
+    (Category.SCHEMA_DRIFT, 0.10, Severity.CRITICAL),
+])
+def test_severity_follows_category_and_share(category: Category, share: float, expected: Severity) -> None:
+    assert severity_for(category, share) == expected
+
+
+def test_never_critical_below_one_percent() -> None:
+    assert severity_for(Category.SCHEMA_DRIFT, 0.15, critical_min_share=0.2) == Severity.HIGH
+
+
+def test_duplicates_in_a_non_key_field_are_one_step_lower() -> None:
+    assert severity_for(Category.DUPLICATE_VALUE, 0.02, identifier=False) == Severity.MEDIUM

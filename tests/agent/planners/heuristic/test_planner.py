@@ -1,0 +1,81 @@
+"""The heuristic planner finds planted defects with exact counts and stays quiet on healthy data."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.clock import ManualClock
+from agent.loop import run_audit
+from agent.options import AuditOptions
+from agent.planners.heuristic import HeuristicPlanner
+from agent.report import AuditReport
+from tests.agent.planners.heuristic.datasets import NOW, PLANTED, healthy, planted
+
+
+def _audit(make_target, docs) -> AuditReport:  # type: ignore[no-untyped-def]
+    return run_audit(make_target(docs), HeuristicPlanner(clock=ManualClock(NOW)), options=AuditOptions(),
+                     clock=ManualClock(NOW))
+
+
+@pytest.fixture(scope="module")
+def planted_report() -> AuditReport:
+    import mongomock
+
+    from agent.tools.target import AuditTarget
+
+    coll = mongomock.MongoClient()["shop"]["orders"]
+    coll.insert_many(planted())
+    return run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
+
+
+def test_healthy_collection_has_no_findings(make_target) -> None:  # type: ignore[no-untyped-def]
+    report = _audit(make_target, healthy())
+    assert report.outcome == "succeeded"
+    assert [(f.field, f.category.value, f.affected_count) for f in report.findings] == []
+
+
+def test_every_planted_defect_is_found(planted_report: AuditReport) -> None:
+    found = {(f.field, f.category.value) for f in planted_report.findings}
+    assert set(PLANTED) <= found
+
+
+def test_nothing_but_the_planted_defects_is_reported(planted_report: AuditReport) -> None:
+    extra = {(f.field, f.category.value) for f in planted_report.findings} - set(PLANTED)
+    assert extra == set()
+
+
+@pytest.mark.parametrize(("field", "category"), sorted(PLANTED))
+def test_affected_count_is_exact(planted_report: AuditReport, field: str, category: str) -> None:
+    finding = next(f for f in planted_report.findings if (f.field, f.category.value) == (field, category))
+    assert finding.affected_count == PLANTED[(field, category)]
+    assert finding.affected_pct == pytest.approx(finding.affected_count / 3000, abs=1e-6)
+
+
+def test_evidence_queries_reproduce_the_counts(planted_report: AuditReport) -> None:
+    import mongomock
+
+    from agent.ejson import decode
+
+    coll = mongomock.MongoClient()["shop"]["again"]
+    coll.insert_many(planted())
+    for f in planted_report.findings:
+        assert coll.count_documents(decode(f.evidence_query)) == f.affected_count, f.field
+
+
+def test_severity_is_calibrated_to_the_share(planted_report: AuditReport) -> None:
+    by_key = {(f.field, f.category.value): f.severity.value for f in planted_report.findings}
+    assert by_key[("customer_id", "schema_drift")] == "critical"   # 10% of documents
+    assert by_key[("amount", "type_mismatch")] == "high"
+    assert by_key[("status", "empty_value")] == "low"
+
+
+def test_findings_carry_no_raw_values_by_default(planted_report: AuditReport) -> None:
+    email = next(f for f in planted_report.findings if f.field == "email")
+    assert email.sample_values and all(str(v).startswith("shape:") for v in email.sample_values)
+    country = next(f for f in planted_report.findings if f.field == "country")
+    assert set(country.sample_values) <= {"us", "br", "fr", "de", "gb", "ca", "in", "jp"}  # categorical
+
+
+def test_every_field_is_checked_before_concluding(planted_report: AuditReport) -> None:
+    assert planted_report.fields_investigated == planted_report.fields_total
+    assert planted_report.termination_reason == "concluded"

@@ -1,0 +1,119 @@
+"""Plausible ranges: long tails are not outliers; impossible and detached values are."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agent.planners.heuristic.names import hints_for
+from agent.planners.heuristic.ranges import date_plan, detached, numeric_plan
+from agent.tools.profiling import profile_documents
+
+NOW = datetime(2026, 11, 23, tzinfo=UTC)
+
+
+def _stats(values, path="x"):  # type: ignore[no-untyped-def]
+    fields, _, _ = profile_documents([{path: v} for v in values])
+    f = fields[0]
+    return f.numeric if f.numeric else f.dates
+
+
+def _flagged(values: list[float], sample: list[float], path: str = "x") -> list[float]:
+    """Values of the whole population the plan would report, with the whole-collection gap check."""
+    plan = numeric_plan(_stats(sample, path), hints_for(path))
+    out: set[float] = set()
+    for _, cond in plan.conditions:
+        for op, bound in cond.items():
+            test = {"$lt": lambda v, b=bound: v < b, "$lte": lambda v, b=bound: v <= b,
+                    "$gt": lambda v, b=bound: v > b, "$eq": lambda v, b=bound: v == b}.get(op)
+            if test:
+                out |= {v for v in values if test(v)}
+    for fence in plan.fences:
+        beyond = [v for v in values if (v > fence.at if fence.side == "above" else v < fence.at)]
+        within = [v for v in values if (v <= fence.at if fence.side == "above" else v >= fence.at)]
+        if beyond:
+            outside = min(beyond) if fence.side == "above" else max(beyond)
+            inside = (max(within) if fence.side == "above" else min(within)) if within else None
+            if detached(fence, inside, outside):
+                out |= set(beyond)
+    return sorted(out)
+
+
+_DISTRIBUTIONS = {
+    "lognormal": lambda r: r.lognormvariate(4, 1.2),
+    "normal": lambda r: r.gauss(50, 10),
+    "uniform": lambda r: r.uniform(1, 500),
+    "pareto": lambda r: 10 * r.paretovariate(2.5),
+    "exponential": lambda r: r.expovariate(1 / 300),
+    "small_ints": lambda r: r.randint(1, 5),
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), kind=st.sampled_from(sorted(_DISTRIBUTIONS)))
+def test_clean_distributions_are_never_flagged(seed: int, kind: str) -> None:
+    rng = random.Random(seed)
+    population = [_DISTRIBUTIONS[kind](rng) for _ in range(20_000)]
+    sample = rng.sample(population, 1000)
+    assert _flagged(population, sample, "amount") == []
+
+
+def test_absurd_values_in_a_long_tail_are_flagged() -> None:
+    rng = random.Random(7)
+    population = [round(rng.lognormvariate(6, 0.8)) for _ in range(20_000)] + [2_000_000_000] * 20 + [-5] * 18
+    sample = rng.sample(population, 1000)
+    assert set(_flagged(population, sample, "duration_ms")) == {2_000_000_000, -5}
+
+
+def test_impossible_ages_are_flagged_including_a_zero_placeholder() -> None:
+    rng = random.Random(3)
+    population = [rng.randint(18, 90) for _ in range(5000)] + [0] * 16 + [-1] * 9 + [150] * 5 + [999] * 10
+    sample = rng.sample(population, 1000)
+    assert set(_flagged(population, sample, "age")) == {0, -1, 150, 999}
+
+
+def test_zero_and_negative_prices_are_flagged_but_free_shipping_is_not() -> None:
+    rng = random.Random(5)
+    prices = [round(rng.uniform(1, 500), 2) for _ in range(3000)] + [0.0] * 3 + [-10.0] * 5
+    costs = [round(rng.uniform(0, 30), 2) for _ in range(3000)] + [0.0] * 40
+    assert set(_flagged(prices, rng.sample(prices, 1000), "price")) == {0.0, -10.0}
+    assert _flagged(costs, rng.sample(costs, 1000), "shipping.cost") == []
+
+
+def test_signed_fields_keep_their_negatives() -> None:
+    rng = random.Random(1)
+    balances = [rng.gauss(500, 300) for _ in range(5000)]
+    assert _flagged(balances, rng.sample(balances, 1000), "balance") == []
+
+
+def test_identifiers_have_no_magnitude_outliers() -> None:
+    phones = [2_050_000_000 + i for i in range(900)] + [9_070_000_000 + i for i in range(100)]
+    assert _flagged(phones, phones, "PhoneNumber") == []
+
+
+def test_contamination_above_one_percent_is_still_caught() -> None:
+    rng = random.Random(11)
+    population = [rng.uniform(1, 500) for _ in range(3000)] + [99_999.0] * 60   # 2%: p99 itself is absurd
+    assert _flagged(population, rng.sample(population, 1000), "weight") == [99_999.0]
+
+
+def test_dates_in_the_far_future_of_a_past_event_field_are_flagged() -> None:
+    rng = random.Random(2)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    dates = [start + timedelta(days=rng.uniform(0, 600)) for _ in range(2000)]
+    plan = date_plan(_stats(dates), NOW)
+    above = next(f for f in plan.fences if f.side == "above")
+    assert datetime(2034, 1, 1, tzinfo=UTC).timestamp() > above.at > NOW.timestamp()
+    assert all(d.timestamp() < above.at for d in dates)
+    reasons = [r for r, _ in plan.conditions]
+    assert "before 1900" in reasons and "the Unix epoch placeholder" in reasons
+
+
+def test_future_dates_are_plausible_for_a_field_of_future_events() -> None:
+    rng = random.Random(4)
+    due = [NOW + timedelta(days=rng.uniform(-300, 300)) for _ in range(2000)]
+    above = next(f for f in date_plan(_stats(due), NOW).fences if f.side == "above")
+    assert above.at > (NOW + timedelta(days=300)).timestamp()

@@ -1,0 +1,79 @@
+"""Shared fixtures: real in-memory collections (mongomock) as audit targets."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import mongomock
+import pytest
+
+from agent.tools.target import AuditTarget
+
+_names = itertools.count()
+
+
+class RecordingCollection:
+    """A real mongomock collection that also records the keyword arguments of each read."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.database = inner.database
+        self.name = inner.name
+
+    def count_documents(self, query: dict[str, Any], **kwargs: Any) -> int:
+        self.calls.append(("count_documents", kwargs))
+        return int(self._inner.count_documents(query, **kwargs))
+
+    def aggregate(self, pipeline: list[dict[str, Any]], **kwargs: Any) -> Any:
+        self.calls.append(("aggregate", kwargs))
+        return self._inner.aggregate(pipeline, **kwargs)
+
+    def estimated_document_count(self, **kwargs: Any) -> int:
+        self.calls.append(("estimated_document_count", kwargs))
+        return int(self._inner.estimated_document_count(**kwargs))
+
+    def find(self, query: dict[str, Any], projection: Any = None) -> Any:
+        recording = self
+
+        class _Cursor:
+            def __init__(self) -> None:
+                self._cursor = recording._inner.find(query, projection)
+
+            def limit(self, n: int) -> Any:
+                self._cursor = self._cursor.limit(n)
+                return self
+
+            def max_time_ms(self, ms: int) -> Any:
+                recording.calls.append(("find", {"max_time_ms": ms}))
+                self._cursor = self._cursor.max_time_ms(ms)
+                return self
+
+            def __iter__(self) -> Any:
+                return iter(self._cursor)
+
+        return _Cursor()
+
+
+@pytest.fixture
+def make_collection() -> Callable[..., Any]:
+    """A fresh in-memory collection holding ``docs``."""
+
+    def make(docs: Iterable[dict[str, Any]], name: str | None = None) -> Any:
+        coll = mongomock.MongoClient()["testdb"][name or f"c{next(_names)}"]
+        docs = list(docs)
+        if docs:
+            coll.insert_many([dict(d) for d in docs])
+        return coll
+
+    return make
+
+
+@pytest.fixture
+def make_target(make_collection: Callable[..., Any]) -> Callable[..., AuditTarget]:
+    def make(docs: Iterable[dict[str, Any]], name: str | None = None, **kwargs: Any) -> AuditTarget:
+        return AuditTarget(make_collection(docs, name), **kwargs)
+
+    return make
