@@ -160,6 +160,12 @@ def test_critical_at_one_percent_passes() -> None:
     assert record.verdict == "PASS"
 
 
+def test_finding_on_a_field_outside_the_sample_is_a_warning() -> None:
+    state = _confirmed(_state(), {"ghost": 1}, 20)
+    record = finding_gate().evaluate(_finding(field="ghost", evidence_query={"ghost": 1}), state)
+    assert record.verdict == "WARN" and _rules(record) == {"field_known": "WARN"}
+
+
 # --- run gate --------------------------------------------------------------------------------
 
 def test_conclude_needs_field_coverage() -> None:

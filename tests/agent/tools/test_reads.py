@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime
 
 import pytest
@@ -139,3 +140,38 @@ def test_duplicates_report_totals_and_values(make_target) -> None:  # type: igno
 def test_get_stats_refuses_operator_field_path(make_target) -> None:  # type: ignore[no-untyped-def]
     with pytest.raises(QueryRefused):
         get_stats(make_target(_docs(3)), GetStatsInput(field="$where", operation="count"))
+
+
+def _hostile() -> list[dict]:
+    import math
+
+    from bson import Binary, Decimal128
+
+    deep: dict = {"leaf": 1}
+    for _ in range(30):
+        deep = {"n": deep}
+    return [
+        {"deep": deep, "nan": math.nan, "inf": -math.inf, "dec": Decimal128("12.50"), "bin": Binary(b"\x00\xff" * 100),
+         "big": list(range(5000)), "objs": [{"k": i} for i in range(2000)], "odd": {"$inner": 1, "a.b": 2}},
+        {"deep": {"n": None}, "nan": 1.5, "inf": 2.0, "dec": Decimal128("NaN"), "bin": b"", "big": [], "objs": [],
+         "odd": {}},
+    ]
+
+
+def test_sample_profiles_hostile_documents(make_target) -> None:  # type: ignore[no-untyped-def]
+    result = schema_sample(make_target(_hostile()), SchemaSampleInput())
+    paths = {f.path: f for f in result.fields}
+    assert result.truncated_paths and all(p.count(".") < 20 for p in paths)
+    assert paths["nan"].numeric.nan_count == 1 and paths["inf"].numeric.inf_count == 1  # type: ignore[union-attr]
+    assert paths["dec"].types == {"decimal": 2} and paths["bin"].types == {"binData": 2}
+    assert not paths["odd.$inner"].queryable and not paths["odd.a.b"].queryable
+    assert paths["objs.k"].value_count == 1000
+    result.model_dump_json()  # the whole result serialises
+
+
+def test_run_query_returns_hostile_documents_as_extended_json(make_target) -> None:  # type: ignore[no-untyped-def]
+    result = run_query(make_target(_hostile()), RunQueryInput(filter={"big": {"$size": 5000}},
+                                                              projection={"nan": 1, "dec": 1, "bin": 1, "_id": 0}))
+    assert result.documents == [{"nan": {"$numberDouble": "NaN"}, "dec": {"$numberDecimal": "12.50"},
+                                 "bin": {"$binary": {"base64": base64.b64encode(b"\x00\xff" * 100).decode(),
+                                                     "subType": "00"}}}]
