@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agent.findings import Finding, Severity, severity_at_least
+from agent.history import RunDiff
 from agent.options import AuditOptions
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, Verdict
 from agent.tools.registry import ActionName
@@ -46,6 +47,7 @@ class AuditReport(BaseModel):
     connection: str
     database: str
     collection: str
+    schedule: str | None = None
     planner: str
     model: str | None = None
     started_at: datetime
@@ -67,6 +69,7 @@ class AuditReport(BaseModel):
     token_usage: TokenUsage = Field(default_factory=TokenUsage)
     cost_usd: float = 0.0
     notes: list[str] = Field(default_factory=list)
+    diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
 
     def worst_severity(self) -> Severity | None:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)

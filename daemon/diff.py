@@ -1,0 +1,45 @@
+"""A run compared with the previous successful run of the same collection.
+
+Patterns are matched by fingerprint. ``regressed``: severity went up, or the affected share grew
+by more than the growth factor. ``improved``: the reverse. ``resolved`` is reported only when the
+current run succeeded: a partial run did not look everywhere, so absence proves nothing.
+"""
+
+from __future__ import annotations
+
+from uuid import UUID
+
+from agent.history import DiffEntry, DiffStatus, PastFinding, RunDiff, fingerprint
+from agent.report import AuditReport
+
+__all__ = ["diff_report"]
+
+def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, previous_run_id: UUID | None,
+                growth_factor: float = 1.5, newly_persistent: frozenset[str] = frozenset()) -> RunDiff:
+    """Compare ``report`` with the committed findings of the previous successful run (None: no such run)."""
+    before = {f.fingerprint: f for f in (previous or []) if not f.dismissed}
+    entries: list[DiffEntry] = []
+    for f in report.findings:
+        fp = fingerprint(report.connection, report.database, report.collection, f.field, f.category)
+        old = before.pop(fp, None)
+        status: DiffStatus
+        if old is None:
+            status = "new"
+        elif f.severity.rank > old.severity.rank or f.affected_pct > old.affected_pct * growth_factor:
+            status = "regressed"
+        elif f.severity.rank < old.severity.rank or f.affected_pct * growth_factor < old.affected_pct:
+            status = "improved"
+        else:
+            status = "persisting"
+        entries.append(DiffEntry(
+            fingerprint=fp, field=f.field, category=f.category, status=status, severity=f.severity,
+            previous_severity=old.severity if old else None, affected_count=f.affected_count,
+            affected_pct=f.affected_pct, previous_affected_pct=old.affected_pct if old else None,
+            finding_id=f.id, new_persistent=fp in newly_persistent))
+    complete = report.outcome == "succeeded"
+    if complete:
+        for fp, old in before.items():
+            entries.append(DiffEntry(fingerprint=fp, field=old.field, category=old.category, status="resolved",
+                                     severity=old.severity, previous_severity=old.severity, affected_count=0,
+                                     affected_pct=0.0, previous_affected_pct=old.affected_pct))
+    return RunDiff(previous_run_id=previous_run_id, complete=complete, entries=entries)
