@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+import platformdirs
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent.findings import Severity
@@ -26,6 +28,21 @@ class Settings(BaseSettings):
     min_field_coverage: float = Field(0.8, ge=0, le=1)
     privacy: PrivacyMode = "shapes"
     fail_on: Severity = Severity.HIGH
+
+    database_url: SecretStr | None = Field(None, description="PostgreSQL DSN for run history; unset: embedded")
+    data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("argus")),
+                           description="where the embedded PostgreSQL and other local state live")
+    store_pool_size: int = Field(4, ge=1)
+    history_runs: int = Field(10, ge=1, description="runs the historical context is built from")
+    drift_tolerance: float = Field(0.5, gt=0, description="relative spread of affected shares that counts as drifting")
+    growth_factor: float = Field(1.5, gt=1, description="share growth that makes a finding regressed, or a "
+                                                       "false-positive label no longer apply")
+    retention_days: float = Field(90, gt=0, description="runs older than this are pruned (labels are kept)")
+
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        return None if isinstance(value, str) and not value.strip() else value
 
     def audit_options(self, **overrides: Any) -> AuditOptions:
         """Options for one audit: these settings, with non-None ``overrides`` on top."""

@@ -1,0 +1,143 @@
+"""Versioned schema migrations, applied at start-up, safe to run from several processes at once.
+
+Each migration runs once, in order, inside one transaction that first takes a transaction-level
+advisory lock: a second process starting at the same moment waits, then finds the work done.
+Add a migration by appending to ``MIGRATIONS``; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["MIGRATIONS", "migrate"]
+
+_LOCK = 0x4152_4755_5331  # "ARGUS1": the advisory lock key for migrations
+
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "runs, findings, dismissed findings, gate evaluations, labels, patterns", """
+    create table runs (
+        id uuid primary key,
+        connection text not null,
+        database text not null,
+        collection text not null,
+        schedule text,
+        planner text not null,
+        model text,
+        started_at timestamptz not null,
+        finished_at timestamptz not null,
+        duration_s double precision not null,
+        outcome text not null check (outcome in ('succeeded', 'partial', 'failed')),
+        termination_reason text not null,
+        error text,
+        iterations integer not null,
+        documents_sampled integer not null,
+        collection_size bigint not null,
+        input_tokens bigint not null default 0,
+        output_tokens bigint not null default 0,
+        cached_tokens bigint not null default 0,
+        cost_usd numeric(14, 6) not null default 0,
+        report jsonb not null,
+        stored_at timestamptz not null default now()
+    );
+    create index runs_by_collection on runs (connection, database, collection, started_at desc);
+    create index runs_by_start on runs (started_at);
+
+    create table findings (
+        run_id uuid not null references runs (id) on delete cascade,
+        id uuid not null,
+        fingerprint text not null,
+        field text not null,
+        category text not null,
+        severity text not null,
+        description text not null,
+        hypothesis text not null,
+        evidence_query jsonb not null,
+        affected_count bigint not null,
+        affected_pct double precision not null,
+        sample_values jsonb not null,
+        confirmed boolean not null,
+        diff_status text,
+        new_persistent boolean not null default false,
+        primary key (run_id, id)
+    );
+    create index findings_by_fingerprint on findings (fingerprint);
+
+    create table dismissed_findings (
+        run_id uuid not null references runs (id) on delete cascade,
+        seq integer not null,
+        fingerprint text not null,
+        field text not null,
+        category text not null,
+        severity text not null,
+        affected_count bigint not null,
+        affected_pct double precision not null,
+        evidence_query jsonb not null,
+        critique text not null,
+        finding jsonb not null,
+        primary key (run_id, seq)
+    );
+
+    create table gate_evaluations (
+        run_id uuid not null references runs (id) on delete cascade,
+        seq integer not null,
+        gate text not null,
+        iteration integer not null,
+        evaluator text not null,
+        verdict text not null,
+        rules jsonb not null,
+        primary key (run_id, seq)
+    );
+
+    -- Labels and patterns outlive the runs they came from: no foreign keys to runs.
+    create table labels (
+        id bigserial primary key,
+        fingerprint text not null,
+        run_id uuid not null,
+        finding_id uuid not null,
+        connection text not null,
+        database text not null,
+        collection text not null,
+        field text not null,
+        category text not null,
+        verdict text not null check (verdict in ('tp', 'fp')),
+        note text,
+        affected_pct double precision not null,
+        created_at timestamptz not null default now()
+    );
+    create index labels_by_collection on labels (connection, database, collection);
+
+    create table patterns (
+        fingerprint text primary key,
+        connection text not null,
+        database text not null,
+        collection text not null,
+        field text not null,
+        category text not null,
+        runs_seen integer not null,
+        first_seen_run uuid not null,
+        first_seen_at timestamptz not null,
+        last_seen_run uuid not null,
+        last_seen_at timestamptz not null,
+        persistent_since_run uuid,
+        persistent_since_at timestamptz
+    );
+    """),
+]
+
+
+def migrate(conn: Any) -> list[int]:
+    """Apply the missing migrations on ``conn`` (a psycopg connection); return the versions applied."""
+    applied_now: list[int] = []
+    with conn.transaction():
+        conn.execute("select pg_advisory_xact_lock(%s)", (_LOCK,))
+        conn.execute("create table if not exists schema_migrations (version integer primary key, "
+                     "description text not null, applied_at timestamptz not null default now())")
+        done = {row[0] for row in conn.execute("select version from schema_migrations")}
+        for version, description, sql in MIGRATIONS:
+            if version in done:
+                continue
+            conn.execute(sql)
+            conn.execute("insert into schema_migrations (version, description) values (%s, %s)",
+                         (version, description))
+            applied_now.append(version)
+    return applied_now

@@ -1,0 +1,394 @@
+"""Run history in PostgreSQL (psycopg 3 with a connection pool).
+
+A report is stored whole or not at all: the run, its findings, dismissed findings, gate
+evaluations and pattern bookkeeping go in one transaction, which also computes the diff against
+the previous successful run under a per-collection advisory lock, so two processes storing runs
+of one collection cannot interleave.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+from uuid import UUID
+
+import psycopg
+import structlog
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool, PoolTimeout
+from pydantic import BaseModel
+
+from agent.findings import Category, Severity
+from agent.history import (
+    HistoricalContext,
+    LabelSummary,
+    PastFinding,
+    PastRun,
+    RunDiff,
+    build_context,
+    fingerprint,
+)
+from agent.report import AuditReport
+from daemon.diff import diff_report
+from daemon.store.errors import NotFound, StoreError, StoreUnavailable
+from daemon.store.migrations import migrate
+
+__all__ = ["CollectionRef", "Label", "PostgresStore", "RunSummary", "describe_dsn"]
+
+log = structlog.get_logger("argus.store")
+
+
+class CollectionRef(NamedTuple):
+    connection: str
+    database: str
+    collection: str
+
+    def __str__(self) -> str:
+        return f"{self.connection}/{self.database}.{self.collection}"
+
+
+class RunSummary(BaseModel):
+    id: UUID
+    connection: str
+    database: str
+    collection: str
+    schedule: str | None
+    planner: str
+    model: str | None
+    started_at: datetime
+    duration_s: float
+    outcome: str
+    termination_reason: str
+    error: str | None
+    findings: int
+    new: int
+    resolved: int
+
+
+class Label(BaseModel):
+    id: int
+    fingerprint: str
+    run_id: UUID
+    finding_id: UUID
+    field: str
+    category: str
+    verdict: str
+    note: str | None
+    affected_pct: float
+    created_at: datetime
+
+
+def describe_dsn(dsn: str) -> str:
+    """``host:port/dbname`` of a DSN, for messages: never the password."""
+    try:
+        parts = conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "an unparseable DSN"
+    host = str(parts.get("host") or "localhost")
+    where = "a local socket" if host.startswith("/") else f"{host}:{parts.get('port') or 5432}"
+    return f"{where}/{parts.get('dbname') or ''}"
+
+
+def _lock_key(ref: CollectionRef) -> int:
+    digest = hashlib.sha256(str(ref).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class PostgresStore:
+    """Keeps reports, diffs, labels and patterns; builds the historical context."""
+
+    def __init__(self, dsn: str, *, pool_size: int = 4, connect_timeout_s: float = 5.0) -> None:
+        self._where = describe_dsn(dsn)
+        self._pool = ConnectionPool(dsn, min_size=1, max_size=max(pool_size, 1), open=False, timeout=connect_timeout_s,
+                                    kwargs={"connect_timeout": max(int(connect_timeout_s), 1)},
+                                    check=ConnectionPool.check_connection, name="argus-store")
+        try:
+            self._pool.open(wait=True, timeout=connect_timeout_s)
+        except PoolTimeout as exc:
+            self._pool.close()
+            raise StoreUnavailable(f"cannot reach PostgreSQL at {self._where}") from exc
+        with self._conn() as conn:
+            applied = migrate(conn)
+        if applied:
+            log.info("store_migrated", versions=applied, database=self._where)
+
+    @property
+    def where(self) -> str:
+        return self._where
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout as exc:
+            raise StoreUnavailable(f"cannot reach PostgreSQL at {self._where}") from exc
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"lost PostgreSQL at {self._where}: {type(exc).__name__}") from exc
+        except psycopg.Error as exc:
+            raise StoreError(f"PostgreSQL at {self._where} refused an operation: {type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0][:200]}") from exc
+
+    def ping(self) -> bool:
+        try:
+            with self._conn() as conn:
+                conn.execute("select 1")
+            return True
+        except StoreError:
+            return False
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def save_report(self, report: AuditReport, *, growth_factor: float = 1.5) -> AuditReport:
+        """Store ``report`` in one transaction and return it with its diff attached."""
+        ref = CollectionRef(report.connection, report.database, report.collection)
+        log.info("report_storing", run_id=str(report.run_id), collection=str(ref), findings=len(report.findings))
+        with self._conn() as conn, conn.transaction():
+            conn.execute("select pg_advisory_xact_lock(%s)", (_lock_key(ref),))
+            if conn.execute("select 1 from runs where id = %s", (report.run_id,)).fetchone():
+                log.info("report_already_stored", run_id=str(report.run_id))
+                return self._load_report(conn, report.run_id)
+            previous_id, previous = self._previous_successful(conn, ref, report.started_at)
+            newly = self._touch_patterns(conn, ref, report)
+            report = report.model_copy(update={"diff": diff_report(
+                report, previous, previous_run_id=previous_id, growth_factor=growth_factor,
+                newly_persistent=frozenset(newly))})
+            self._insert(conn, report)
+        log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome)
+        return report
+
+    def _insert(self, conn: psycopg.Connection[Any], report: AuditReport) -> None:
+        usage = report.token_usage
+        conn.execute(
+            """insert into runs (id, connection, database, collection, schedule, planner, model, started_at,
+                   finished_at, duration_s, outcome, termination_reason, error, iterations, documents_sampled,
+                   collection_size, input_tokens, output_tokens, cached_tokens, cost_usd, report)
+               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+            (report.run_id, report.connection, report.database, report.collection, report.schedule, report.planner,
+             report.model, report.started_at, report.finished_at, report.duration_s, report.outcome,
+             report.termination_reason, report.error, report.iterations, report.documents_sampled,
+             report.collection_size, usage.input_tokens, usage.output_tokens, usage.cached_tokens, report.cost_usd,
+             Jsonb(report.model_dump(mode="json"))))
+        status = {e.finding_id: e for e in (report.diff.entries if report.diff else []) if e.finding_id}
+        with conn.cursor() as cur:
+            cur.executemany(
+                """insert into findings (run_id, id, fingerprint, field, category, severity, description, hypothesis,
+                       evidence_query, affected_count, affected_pct, sample_values, confirmed, diff_status,
+                       new_persistent)
+                   values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                [(report.run_id, f.id, self._fp(report, f.field, f.category), f.field, f.category.value,
+                  f.severity.value, f.description, f.hypothesis, Jsonb(f.evidence_query), f.affected_count,
+                  f.affected_pct, Jsonb(f.sample_values), f.confirmed,
+                  status[f.id].status if f.id in status else None,
+                  bool(status[f.id].new_persistent) if f.id in status else False) for f in report.findings])
+            cur.executemany(
+                """insert into dismissed_findings (run_id, seq, fingerprint, field, category, severity, affected_count,
+                       affected_pct, evidence_query, critique, finding)
+                   values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                [(report.run_id, i, self._fp(report, d.finding.field, d.finding.category), d.finding.field,
+                  d.finding.category.value, d.finding.severity.value, d.finding.affected_count, d.finding.affected_pct,
+                  Jsonb(d.finding.evidence_query), d.critique, Jsonb(d.finding.model_dump(mode="json")))
+                 for i, d in enumerate(report.dismissed_findings)])
+            cur.executemany(
+                """insert into gate_evaluations (run_id, seq, gate, iteration, evaluator, verdict, rules)
+                   values (%s, %s, %s, %s, %s, %s, %s)""",
+                [(report.run_id, i, e.gate, e.iteration, e.evaluator, e.verdict,
+                  Jsonb([r.model_dump() for r in e.rules])) for i, e in enumerate(report.evaluations)])
+
+    @staticmethod
+    def _fp(report: AuditReport, field: str, category: Category) -> str:
+        return fingerprint(report.connection, report.database, report.collection, field, category)
+
+    def _touch_patterns(self, conn: psycopg.Connection[Any], ref: CollectionRef, report: AuditReport) -> list[str]:
+        """Count this run for every pattern it saw; return those that became persistent now."""
+        seen = {(f.field, f.category) for f in report.findings}
+        seen |= {(d.finding.field, d.finding.category) for d in report.dismissed_findings}
+        rows = [(fingerprint(*ref, field, category), *ref, field, category.value, report.run_id, report.started_at,
+                 report.run_id, report.started_at) for field, category in sorted(seen)]
+        newly: list[str] = []
+        if not rows:
+            return newly
+        with conn.cursor() as cur:
+            cur.executemany(
+                """insert into patterns (fingerprint, connection, database, collection, field, category, runs_seen,
+                       first_seen_run, first_seen_at, last_seen_run, last_seen_at)
+                   values (%s, %s, %s, %s, %s, %s, 1, %s, %s, %s, %s)
+                   on conflict (fingerprint) do update set runs_seen = patterns.runs_seen + 1,
+                       last_seen_run = excluded.last_seen_run, last_seen_at = excluded.last_seen_at,
+                       persistent_since_run = coalesce(patterns.persistent_since_run, excluded.last_seen_run),
+                       persistent_since_at = coalesce(patterns.persistent_since_at, excluded.last_seen_at)
+                   returning fingerprint, persistent_since_run""", rows, returning=True)
+            while True:
+                row = cur.fetchone()
+                if row is not None and row[1] == report.run_id:
+                    newly.append(row[0])
+                if not cur.nextset():
+                    break
+        return newly
+
+    def add_label(self, run_id: UUID, finding_id: UUID, verdict: str, note: str | None = None) -> Label:
+        """Record a user's verdict (``tp`` or ``fp``) on a finding of a stored run."""
+        if verdict not in ("tp", "fp"):
+            raise StoreError(f"a label is 'tp' or 'fp', not {verdict!r}")
+        with self._conn() as conn, conn.transaction():
+            row = conn.execute(
+                """select r.connection, r.database, r.collection, f.field, f.category, f.fingerprint, f.affected_pct
+                   from findings f join runs r on r.id = f.run_id where f.run_id = %s and f.id = %s""",
+                (run_id, finding_id)).fetchone()
+            if row is None:
+                raise NotFound(f"run {run_id} has no finding {finding_id} (see `argus show {run_id}`)")
+            connection, database, collection, field, category, fp, share = row
+            cur = conn.cursor(row_factory=dict_row)
+            label = cur.execute(
+                """insert into labels (fingerprint, run_id, finding_id, connection, database, collection, field,
+                       category, verdict, note, affected_pct)
+                   values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+                   returning id, fingerprint, run_id, finding_id, field, category, verdict, note, affected_pct,
+                       created_at""",
+                (fp, run_id, finding_id, connection, database, collection, field, category, verdict, note,
+                 share)).fetchone()
+        log.info("finding_labelled", run_id=str(run_id), finding_id=str(finding_id), verdict=verdict)
+        return Label.model_validate(label)
+
+    def prune(self, now: datetime, retention_days: float) -> int:
+        """Delete runs (and their findings) started more than ``retention_days`` before ``now``."""
+        with self._conn() as conn, conn.transaction():
+            cur = conn.execute("delete from runs where started_at < %s", (now - timedelta(days=retention_days),))
+            deleted = cur.rowcount
+        if deleted:
+            log.info("runs_pruned", runs=deleted, retention_days=retention_days)
+        return deleted
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def _previous_successful(self, conn: psycopg.Connection[Any], ref: CollectionRef,
+                             before: datetime) -> tuple[UUID | None, list[PastFinding] | None]:
+        row = conn.execute(
+            """select id from runs where connection = %s and database = %s and collection = %s
+                   and outcome = 'succeeded' and started_at < %s order by started_at desc limit 1""",
+            (*ref, before)).fetchone()
+        if row is None:
+            return None, None
+        return row[0], self._past_findings(conn, [row[0]]).get(row[0], [])
+
+    def _past_findings(self, conn: psycopg.Connection[Any], run_ids: list[UUID]) -> dict[UUID, list[PastFinding]]:
+        out: dict[UUID, list[PastFinding]] = {r: [] for r in run_ids}
+        for run_id, fp, field, category, severity, count, share, evidence in conn.execute(
+                """select run_id, fingerprint, field, category, severity, affected_count, affected_pct,
+                          evidence_query from findings where run_id = any(%s)""", (run_ids,)):
+            out[run_id].append(PastFinding(fingerprint=fp, field=field, category=Category(category),
+                                           severity=Severity(severity), affected_count=count, affected_pct=share,
+                                           evidence_query=evidence))
+        for run_id, fp, field, category, severity, count, share, evidence, critique in conn.execute(
+                """select run_id, fingerprint, field, category, severity, affected_count, affected_pct,
+                          evidence_query, critique from dismissed_findings where run_id = any(%s)
+                   order by run_id, seq""", (run_ids,)):
+            out[run_id].append(PastFinding(fingerprint=fp, field=field, category=Category(category),
+                                           severity=Severity(severity), affected_count=count, affected_pct=share,
+                                           evidence_query=evidence, dismissed=True, critique=critique))
+        return out
+
+    def history(self, ref: CollectionRef, *, runs: int = 10, drift_tolerance: float = 0.5,
+                growth_factor: float = 1.5) -> HistoricalContext:
+        """The context a planner gets before auditing ``ref``: the last ``runs`` runs and all labels."""
+        with self._conn() as conn:
+            rows = conn.execute(
+                """select id, started_at, outcome from runs where connection = %s and database = %s
+                       and collection = %s and outcome <> 'failed' order by started_at desc limit %s""",
+                (*ref, runs)).fetchall()
+            found = self._past_findings(conn, [r[0] for r in rows]) if rows else {}
+            labels: dict[str, LabelSummary] = {}
+            for fp, verdict, note, share in conn.execute(
+                    """select fingerprint, verdict, note, affected_pct from labels where connection = %s
+                           and database = %s and collection = %s order by created_at, id""", tuple(ref)):
+                summary = labels.setdefault(fp, LabelSummary())
+                if verdict == "tp":
+                    summary.true_positives += 1
+                else:
+                    summary.false_positives += 1
+                    summary.labelled_share = max(summary.labelled_share or 0.0, share)
+                summary.last_note = note or summary.last_note
+        past = [PastRun(run_id=r[0], started_at=r[1], outcome=r[2], findings=found.get(r[0], [])) for r in rows]
+        return build_context(past, labels, drift_tolerance=drift_tolerance, growth_factor=growth_factor)
+
+    def get_report(self, run_id: UUID) -> AuditReport:
+        with self._conn() as conn:
+            return self._load_report(conn, run_id)
+
+    @staticmethod
+    def _load_report(conn: psycopg.Connection[Any], run_id: UUID) -> AuditReport:
+        row = conn.execute("select report from runs where id = %s", (run_id,)).fetchone()
+        if row is None:
+            raise NotFound(f"no run {run_id} (see `argus runs`)")
+        return AuditReport.model_validate(row[0])
+
+    def find_run(self, prefix: str) -> UUID:
+        """A run id from its full text or a unique prefix (as `argus runs` prints them)."""
+        text = prefix.strip().lower()
+        with self._conn() as conn:
+            rows = conn.execute("select id from runs where id::text like %s order by started_at desc limit 2",
+                                (text + "%",)).fetchall()
+        if not rows:
+            raise NotFound(f"no run matches {prefix!r} (see `argus runs`)")
+        if len(rows) > 1:
+            raise NotFound(f"{prefix!r} matches more than one run; give more of the id")
+        return UUID(str(rows[0][0]))
+
+    def list_runs(self, *, collection: str | None = None, limit: int = 20) -> list[RunSummary]:
+        where, params = "", []
+        if collection:
+            where = "where collection = %s or database || '.' || collection = %s"
+            params = [collection, collection]
+        with self._conn() as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            rows = cur.execute(
+                f"""select r.id, r.connection, r.database, r.collection, r.schedule, r.planner, r.model, r.started_at,
+                        r.duration_s, r.outcome, r.termination_reason, r.error,
+                        (select count(*) from findings f where f.run_id = r.id) as findings,
+                        (select count(*) from findings f where f.run_id = r.id and f.diff_status = 'new') as new,
+                        coalesce(jsonb_array_length(jsonb_path_query_array(r.report,
+                            '$.diff.entries[*] ? (@.status == "resolved")')), 0) as resolved
+                    from runs r {where} order by r.started_at desc limit %s""",
+                (*params, limit)).fetchall()
+        return [RunSummary.model_validate(r) for r in rows]
+
+    def diff_runs(self, older: UUID, newer: UUID, *, growth_factor: float = 1.5) -> RunDiff:
+        """``newer`` compared with ``older`` (any two stored runs of one collection)."""
+        with self._conn() as conn:
+            a, b = self._load_report(conn, older), self._load_report(conn, newer)
+            if (a.connection, a.database, a.collection) != (b.connection, b.database, b.collection):
+                raise StoreError(f"runs {older} and {newer} audit different collections")
+            previous = self._past_findings(conn, [older])[older]
+        return diff_report(b, previous, previous_run_id=older, growth_factor=growth_factor)
+
+    def latest_runs(self, ref: CollectionRef, n: int = 2) -> list[UUID]:
+        with self._conn() as conn:
+            rows = conn.execute("""select id from runs where connection = %s and database = %s and collection = %s
+                                       order by started_at desc limit %s""", (*ref, n)).fetchall()
+        return [r[0] for r in rows]
+
+    def resolve_collection(self, name: str) -> CollectionRef:
+        """A stored collection from ``collection``, ``database.collection`` or ``connection/database.collection``."""
+        with self._conn() as conn:
+            rows = conn.execute("select distinct connection, database, collection from runs").fetchall()
+        refs = [CollectionRef(*r) for r in rows]
+        matches = [r for r in refs if name in (r.collection, f"{r.database}.{r.collection}", str(r))]
+        if not matches:
+            raise NotFound(f"no stored runs for collection {name!r}")
+        if len(matches) > 1:
+            raise NotFound(f"{name!r} is ambiguous: {', '.join(map(str, matches))}")
+        return matches[0]
