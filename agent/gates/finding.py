@@ -5,6 +5,7 @@ from __future__ import annotations
 from agent.ejson import filter_key
 from agent.findings import Finding, Severity
 from agent.gates.base import RuleGate, fail, warn
+from agent.history import HistoricalContext, fingerprint
 from agent.state import AgentState, RuleResult
 
 __all__ = ["SHARE_TOLERANCE", "finding_gate"]
@@ -55,6 +56,15 @@ def _severity_calibration(f: Finding, state: AgentState) -> RuleResult | None:
     return None
 
 
+def _not_marked_false_positive(f: Finding, state: AgentState) -> RuleResult | None:
+    context = state.historical_context
+    if not isinstance(context, HistoricalContext):
+        return None
+    why = context.suppressed(fingerprint(state.connection_name, state.database, state.collection, f.field,
+                                         f.category), f.affected_pct)
+    return fail("not_marked_false_positive", why) if why else None
+
+
 def _field_known(f: Finding, state: AgentState) -> RuleResult | None:
     if state.schema is not None and state.schema.field(f.field) is None:
         return warn("field_known", f"field {f.field!r} was not seen in the sample")
@@ -63,4 +73,4 @@ def _field_known(f: Finding, state: AgentState) -> RuleResult | None:
 
 def finding_gate() -> RuleGate[Finding]:
     return RuleGate("finding", [_evidence_required, _evidence_confirmed, _share_consistent,
-                                _severity_calibration, _field_known])
+                                _severity_calibration, _not_marked_false_positive, _field_known])

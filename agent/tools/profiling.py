@@ -312,6 +312,16 @@ def _tails(sorted_values: list[Any]) -> tuple[list[tuple[Any, int]], list[tuple[
     return low, high
 
 
+def _mean(values: list[float]) -> float:
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:  # values near the float maximum: an incremental mean cannot overflow
+        mean = 0.0
+        for k, v in enumerate(values, 1):
+            mean += v / k - mean / k
+        return mean
+
+
 def _numeric_stats(values: list[float]) -> NumericStats | None:
     if not values:
         return None
@@ -323,7 +333,7 @@ def _numeric_stats(values: list[float]) -> NumericStats | None:
     low, high = _tails(finite)
     return NumericStats(
         count=len(values), nan_count=nan, inf_count=inf,
-        min=finite[0], max=finite[-1], mean=math.fsum(v / len(finite) for v in finite),
+        min=finite[0], max=finite[-1], mean=_mean(finite),
         quantiles={k: _quantile(finite, q) for k, q in _QUANTILES.items()},
         negative_count=sum(1 for v in finite if v < 0), zero_count=sum(1 for v in finite if v == 0),
         integer_share=sum(1 for v in finite if v == int(v)) / len(finite),

@@ -21,10 +21,11 @@ from agent.clock import Clock, SystemClock
 from agent.ejson import decode, encode, filter_key
 from agent.errors import ArgusError
 from agent.findings import Category
+from agent.history import HistoricalContext, fingerprint
 from agent.planners.heuristic.names import NameHints, hints_for
 from agent.planners.heuristic.ranges import Fence, RangePlan, as_date, date_plan, detached, numeric_plan
-from agent.planners.heuristic.severity import severity_for
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
+from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
 from agent.tools.formats import PLACEHOLDER
 from agent.tools.models import FieldStats, RunQueryResult, SchemaSampleResult, StatsResult
@@ -154,6 +155,8 @@ class HeuristicPlanner:
             return
         count, size = result.matched_count, max(state.collection_size, 1)
         share = count / size
+        if self._held_back(state, path, category, share):
+            return
         examples: list[Any] = []
         for doc in result.documents:
             examples.extend(_values_at(doc, path.split(".")))
@@ -166,14 +169,28 @@ class HeuristicPlanner:
             "affected_pct": round(share, 6), "sample_values": examples[:EXAMPLES],
         })
 
+    @staticmethod
+    def _held_back(state: AgentState, path: str, category: Category, share: float) -> bool:
+        """Users called it a false positive, or a gate dismissed it last run, and it has not grown."""
+        context = state.historical_context
+        if not isinstance(context, HistoricalContext):
+            return False
+        fp = fingerprint(state.connection_name, state.database, state.collection, path, category)
+        if context.suppressed(fp, share):
+            return True
+        dismissed = next((p for p in context.dismissed if p.fingerprint == fp and not p.committed_runs), None)
+        return dismissed is not None and share <= dismissed.last_share * context.growth_factor
+
     # --- the audit ---------------------------------------------------------------------------
 
     def _audit(self, state: AgentState) -> Steps:
         obs = yield AgentAction(action="schema_sample", action_input={"sample_size": state.options.sample_size},
                                 reasoning="survey the implicit schema before anything else")
-        if obs is None or obs.kind != "result" or not isinstance(obs.result, SchemaSampleResult):
+        # Read the sample from the state, not the observation: a wrapper (ReplayFirst) may have
+        # run other steps in between.
+        schema = state.schema
+        if not isinstance(schema, SchemaSampleResult):
             raise PlannerGaveUp(f"the schema sample failed: {obs.message if obs else 'no observation'}")
-        schema = obs.result
         if schema.documents_sampled == 0:
             return
         now = self._clock.now()
