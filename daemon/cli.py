@@ -3,23 +3,37 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
+from uuid import UUID
 
 import typer
 from rich.console import Console
 
+from agent.clock import SystemClock
 from agent.errors import ArgusError
 from agent.findings import Severity
+from agent.history import RunDiff
 from agent.loop import run_audit
 from agent.planners.heuristic import HeuristicPlanner
+from agent.planners.replay import ReplayFirst
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from config.settings import Settings
 from daemon.logs import configure_logging
-from daemon.render import ProgressDisplay, print_report
+from daemon.render import ProgressDisplay, print_diff, print_report, print_runs
 from daemon.sources import load_jsonl, open_uri, redact_uri
+from daemon.store import (
+    CollectionRef,
+    Label,
+    NotFound,
+    PostgresStore,
+    StoreError,
+    open_store,
+    store_configured,
+)
 
 __all__ = ["app", "main"]
 
@@ -40,6 +54,11 @@ class FailOn(StrEnum):
     high = "high"
     critical = "critical"
     none = "none"
+
+
+class Verdict(StrEnum):
+    tp = "tp"
+    fp = "fp"
 
 
 class Privacy(StrEnum):
@@ -74,9 +93,11 @@ def audit(
     time_budget: Annotated[float | None, typer.Option(help="wall-clock budget in seconds")] = None,
     max_time_ms: Annotated[int | None, typer.Option(min=1, help="server time limit per query")] = None,
     privacy: Annotated[Privacy | None, typer.Option(help="strict, shapes or full: sample values in the report")] = None,
+    store: Annotated[bool | None, typer.Option("--store/--no-store", help="keep the report in the history database "
+                     "[default: store when ARGUS_DATABASE_URL is set or the embedded database exists]")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
-    """Audit one collection and print its report."""
+    """Audit one collection and print its report (with its diff against the last run when stored)."""
     settings = Settings()
     configure_logging("INFO" if verbose else "WARNING", settings.log_format)
     threshold = fail_on.value if fail_on is not None else settings.fail_on.value
@@ -89,13 +110,24 @@ def audit(
         raise _fail(f"invalid option: {exc}") from None
     target = _target(file, uri, database, collection, options.max_time_ms)
     console = Console(stderr=True)
-    planner = HeuristicPlanner()
+    history_store = _open_store(settings) if (store if store is not None else store_configured(settings)) else None
+    context = None
+    if history_store is not None:
+        ref = CollectionRef(target.connection_name, target.database, target.name)
+        context = _store_call(lambda: history_store.history(
+            ref, runs=settings.history_runs, drift_tolerance=settings.drift_tolerance,
+            growth_factor=settings.growth_factor))
+    planner = ReplayFirst(HeuristicPlanner())
     label = f"{target.database}.{target.name}"
     if output == OutputFormat.table and console.is_terminal:
         with ProgressDisplay(console, label) as progress:
-            report = run_audit(target, planner, options=options, observer=progress)
+            report = run_audit(target, planner, options=options, observer=progress, historical_context=context)
     else:
-        report = run_audit(target, planner, options=options)
+        report = run_audit(target, planner, options=options, historical_context=context)
+    if history_store is not None:
+        report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
+                             unsaved=report)
+        history_store.close()
     if output == OutputFormat.json:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
@@ -116,6 +148,138 @@ def _target(file: Path | None, uri: str | None, database: str | None, collection
         return open_uri(uri, database=database, collection=collection, max_time_ms=max_time_ms)
     except ArgusError as exc:
         raise _fail(str(exc)) from None
+
+
+def _open_store(settings: Settings) -> PostgresStore:
+    try:
+        opened = open_store(settings)
+    except StoreError as exc:
+        raise _fail(str(exc)) from None
+    where = f"PostgreSQL at {opened.where}" if settings.database_url is not None else \
+        f"embedded PostgreSQL in {settings.data_dir / 'pgdata'}"
+    Console(stderr=True).print(f"history: {where}", highlight=False, markup=False)
+    return opened
+
+
+T = TypeVar("T")
+
+
+def _store_call(call: Callable[[], T], unsaved: AuditReport | None = None) -> T:
+    try:
+        return call()
+    except StoreError as exc:
+        if unsaved is not None:
+            sys.stdout.write(unsaved.model_dump_json(indent=2) + "\n")
+            raise _fail(f"report {unsaved.run_id} was not stored: {exc}") from None
+        raise _fail(str(exc)) from None
+
+
+def _with_store(action: Callable[[PostgresStore], T]) -> T:
+    settings = Settings()
+    configure_logging("WARNING", settings.log_format)
+    if not store_configured(settings):
+        raise _fail("no history yet: set ARGUS_DATABASE_URL or run `argus audit ... --store` first")
+    with _open_store(settings) as opened:
+        return _store_call(lambda: action(opened))
+
+
+@app.command()
+def runs(collection: Annotated[str | None, typer.Option(help="collection or database.collection")] = None,
+         limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
+    """List stored runs, newest first."""
+    rows = _with_store(lambda st: st.list_runs(collection=collection, limit=limit))
+    print_runs(rows, Console())
+
+
+@app.command()
+def show(run_id: Annotated[str, typer.Argument(help="run id (or a unique prefix)")],
+         output: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.table) -> None:
+    """Show a stored report."""
+    report = _with_store(lambda st: st.get_report(st.find_run(run_id)))
+    if output == OutputFormat.json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        print_report(report, Console(), finding_ids=True)
+
+
+@app.command()
+def diff(runs_: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RUN_B",
+                                                           help="compare RUN_B with RUN_A (default: with the "
+                                                                "previous successful run)")] = None,
+         collection: Annotated[str | None, typer.Option(help="compare the latest two runs of this collection")] = None,
+         output: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.table) -> None:
+    """Compare two runs of one collection: new, resolved, persisting, regressed, improved."""
+    given = list(runs_ or [])
+    if len(given) > 2 or (not given and not collection):
+        raise _fail("give RUN_B, RUN_A RUN_B, or --collection C")
+    settings = Settings()
+
+    def compute(st: PostgresStore) -> tuple[UUID, UUID, RunDiff]:
+        if len(given) == 2:
+            older, newer = st.find_run(given[0]), st.find_run(given[1])
+        elif given:
+            newer = st.find_run(given[0])
+            report = st.get_report(newer)
+            if report.diff is None or report.diff.previous_run_id is None:
+                raise NotFound(f"run {newer} has no earlier successful run to compare with")
+            older = report.diff.previous_run_id
+        else:
+            assert collection is not None
+            latest = st.latest_runs(st.resolve_collection(collection), 2)
+            if len(latest) < 2:
+                raise NotFound(f"collection {collection!r} has fewer than two stored runs")
+            newer, older = latest
+        return older, newer, st.diff_runs(older, newer, growth_factor=settings.growth_factor)
+
+    older, newer, result = _with_store(compute)
+    if output == OutputFormat.json:
+        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        print_diff(older, newer, result, Console())
+
+
+@app.command()
+def label(run_id: Annotated[str, typer.Argument(help="run id (or a unique prefix)")],
+          finding_id: Annotated[str, typer.Argument(help="finding id (or a unique prefix), see `argus show`")],
+          verdict: Annotated[Verdict, typer.Argument(help="tp: a real defect; fp: a false positive")],
+          note: Annotated[str | None, typer.Option(help="why")] = None) -> None:
+    """Label a finding as a true or false positive; the next audits take it into account."""
+
+    def apply(st: PostgresStore) -> Label:
+        run = st.find_run(run_id)
+        report = st.get_report(run)
+        matches = [f for f in report.findings if str(f.id).startswith(finding_id.lower())]
+        if len(matches) != 1:
+            raise NotFound(f"run {run} has {'no' if not matches else 'more than one'} finding matching "
+                           f"{finding_id!r} (see `argus show {run}`)")
+        return st.add_label(run, matches[0].id, verdict.value, note)
+
+    result = _with_store(apply)
+    Console().print(f"labelled {result.field} {result.category} as {result.verdict} "
+                    f"(pattern {result.fingerprint[:12]})", highlight=False)
+
+
+@app.command()
+def history(collection: Annotated[str, typer.Argument(help="collection, database.collection or "
+                                                           "connection/database.collection")],
+            runs_: Annotated[int | None, typer.Option("--runs", min=1, help="runs to consider")] = None) -> None:
+    """Show the historical context as the planner will see it."""
+    settings = Settings()
+    context = _with_store(lambda st: st.history(st.resolve_collection(collection),
+                                                runs=runs_ or settings.history_runs,
+                                                drift_tolerance=settings.drift_tolerance,
+                                                growth_factor=settings.growth_factor))
+    sys.stdout.write(context.render() + "\n")
+
+
+@app.command()
+def prune(older_than: Annotated[float | None, typer.Option(help="days [default: ARGUS_RETENTION_DAYS or 90]")] = None,
+          ) -> None:
+    """Delete runs older than the retention age (labels are kept)."""
+    settings = Settings()
+    days = older_than if older_than is not None else settings.retention_days
+    deleted = _with_store(lambda st: st.prune(SystemClock().now(), days))
+    Console().print(f"pruned {deleted} run(s) older than {days:g} days", highlight=False)
 
 
 def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:

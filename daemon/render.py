@@ -2,25 +2,50 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from uuid import UUID
+
 from rich.console import Console
 from rich.status import Status
 from rich.table import Table
 
+from agent.history import DiffEntry, RunDiff
 from agent.report import AuditReport, TraceEntry
 from agent.state import AgentState
+from daemon.store import RunSummary
 
-__all__ = ["ProgressDisplay", "print_report"]
+__all__ = ["ProgressDisplay", "print_diff", "print_report", "print_runs"]
 
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
 
 
-def print_report(report: AuditReport, console: Console) -> None:
+def _change(entry: DiffEntry | None) -> str:
+    if entry is None:
+        return ""
+    text: str = entry.status
+    if entry.new_persistent:
+        text += " [bold magenta]new persistent[/]"
+    return text
+
+
+def _diff_line(diff: RunDiff) -> str:
+    counts = diff.counts()
+    parts = [f"{n} {status}" for status, n in counts.items() if n]
+    if diff.previous_run_id is None:
+        return "first stored run of this collection"
+    suffix = "" if diff.complete else " (partial run: nothing called resolved)"
+    return f"since run {diff.previous_run_id}: {', '.join(parts) or 'no findings either time'}{suffix}"
+
+
+def print_report(report: AuditReport, console: Console, *, finding_ids: bool = False) -> None:
     where = f"{report.database}.{report.collection}"
     console.print(f"[bold]Argus audit of {where}[/bold]  run {report.run_id}")
     console.print(f"outcome {report.outcome} ({report.termination_reason}) · {report.iterations} iterations · "
                   f"{report.duration_s:.1f}s · sampled {report.documents_sampled:,} of {report.collection_size:,} "
                   f"documents · {report.fields_investigated}/{report.fields_total} fields checked · "
                   f"planner {report.planner}")
+    if report.diff is not None:
+        console.print(f"changes {_diff_line(report.diff)}", highlight=False)
     if report.error:
         console.print(f"[red]error:[/red] {report.error}")
     for note in report.notes:
@@ -28,14 +53,26 @@ def print_report(report: AuditReport, console: Console) -> None:
     if not report.findings:
         console.print("[green]No findings.[/green]")
     else:
+        entries = {e.finding_id: e for e in report.diff.entries} if report.diff else {}
         table = Table(show_lines=False, header_style="bold")
-        for column in ("severity", "category", "field", "affected", "share", "description"):
-            table.add_column(column, overflow="fold")
+        columns = ["severity", "category", "field", "affected", "share"]
+        columns += ["change"] if report.diff else []
+        columns += ["id"] if finding_ids else []
+        for column in [*columns, "description"]:
+            table.add_column(column, overflow="fold", no_wrap=column == "id", min_width=8 if column == "id" else None)
         order = sorted(report.findings, key=lambda f: (-f.severity.rank, -f.affected_count, f.field))
         for f in order:
-            table.add_row(f"[{_STYLE[f.severity.value]}]{f.severity.value}[/]", f.category.value, f.field,
-                          f"{f.affected_count:,}", f"{f.affected_pct:.2%}", f.description)
+            row = [f"[{_STYLE[f.severity.value]}]{f.severity.value}[/]", f.category.value, f.field,
+                   f"{f.affected_count:,}", f"{f.affected_pct:.2%}"]
+            row += [_change(entries.get(f.id))] if report.diff else []
+            row += [str(f.id)[:8]] if finding_ids else []
+            table.add_row(*row, f.description)
         console.print(table)
+    if report.diff is not None:
+        for e in report.diff.by_status("resolved"):
+            was = e.previous_severity.value if e.previous_severity else "?"
+            console.print(f"resolved: {e.category.value} on {e.field} (was {was} at "
+                          f"{(e.previous_affected_pct or 0):.2%})", highlight=False)
     if report.dismissed_findings:
         console.print(f"{len(report.dismissed_findings)} candidate finding(s) dismissed by the finding gate.")
 
@@ -57,3 +94,36 @@ class ProgressDisplay:
     def on_step(self, state: AgentState, entry: TraceEntry) -> None:
         self._status.update(f"auditing {self._label} · iteration {state.iteration}/{state.iteration_budget} · "
                             f"{entry.action} · {len(state.findings)} findings")
+
+
+def print_runs(runs: Sequence[RunSummary], console: Console) -> None:
+    if not runs:
+        console.print("No stored runs.")
+        return
+    table = Table(header_style="bold")
+    for column in ("run", "started"):
+        table.add_column(column, no_wrap=True, min_width=8 if column == "run" else 19)
+    for column in ("collection", "outcome", "findings", "new", "resolved", "duration", "planner"):
+        table.add_column(column, overflow="fold")
+    for r in runs:
+        outcome = r.outcome if r.outcome != "failed" else "[red]failed[/]"
+        table.add_row(str(r.id)[:8], r.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+                      f"{r.connection}/{r.database}.{r.collection}", outcome, str(r.findings), str(r.new),
+                      str(r.resolved), f"{r.duration_s:.1f}s", r.planner)
+    console.print(table)
+
+
+def print_diff(older: UUID, newer: UUID, diff: RunDiff, console: Console) -> None:
+    console.print(f"run {newer} compared with run {older}")
+    if not diff.entries:
+        console.print("No findings in either run.")
+        return
+    table = Table(header_style="bold")
+    for column in ("change", "severity", "category", "field", "affected share", "before"):
+        table.add_column(column, overflow="fold")
+    order = {"new": 0, "regressed": 1, "resolved": 2, "improved": 3, "persisting": 4}
+    for e in sorted(diff.entries, key=lambda e: (order[e.status], e.field)):
+        before = "" if e.previous_affected_pct is None else \
+            f"{e.previous_severity.value if e.previous_severity else ''} {e.previous_affected_pct:.2%}"
+        table.add_row(_change(e), e.severity.value, e.category.value, e.field, f"{e.affected_pct:.2%}", before)
+    console.print(table)
