@@ -77,3 +77,45 @@ def make_target(make_collection: Callable[..., Any]) -> Callable[..., AuditTarge
         return AuditTarget(make_collection(docs, name), **kwargs)
 
     return make
+
+
+# --- PostgreSQL: one real server per test session, a fresh database per test ---------------------
+
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Admin DSN of a real PostgreSQL: ARGUS_TEST_DATABASE_URL, or an embedded server."""
+    import os
+
+    url = os.environ.get("ARGUS_TEST_DATABASE_URL")
+    if url:
+        yield url
+        return
+    from daemon.store.embedded import start_embedded
+
+    db = start_embedded(tmp_path_factory.mktemp("argus-pg"))
+    yield db.admin_uri()
+    db.server.cleanup()
+
+
+@pytest.fixture
+def pg_dsn(pg_server: str) -> Any:
+    """DSN of a database created for this test and dropped after it."""
+    import uuid
+
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    name = f"argus_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f'create database "{name}"')
+    yield make_conninfo(pg_server, dbname=name)
+    with psycopg.connect(pg_server, autocommit=True) as conn:
+        conn.execute(f'drop database if exists "{name}" with (force)')
+
+
+@pytest.fixture
+def store(pg_dsn: str) -> Any:
+    from daemon.store import PostgresStore
+
+    with PostgresStore(pg_dsn, pool_size=2) as opened:
+        yield opened

@@ -141,3 +141,9 @@ def test_any_document_shape_profiles_without_error(docs: list[dict]) -> None:
     for f in fields:
         assert f.present_count + f.missing_count == len(docs)
         assert 0.0 <= f.null_rate <= 1.0
+
+
+def test_mean_of_values_at_the_float_maximum_does_not_overflow() -> None:
+    fields, _, _ = profile_documents([{"x": 1.7976931348623157e308}] * 3 + [{"x": -1.7976931348623157e308}])
+    stats = fields[0].numeric
+    assert stats is not None and stats.mean is not None and math.isfinite(stats.mean)

@@ -6,7 +6,7 @@ import pytest
 
 from agent.findings import Category, Severity
 from agent.planners.heuristic.names import hints_for
-from agent.planners.heuristic.severity import severity_for
+from agent.severity import severity_for
 
 
 @pytest.mark.parametrize(("path", "key"), [("order_id", True), ("orderId", True), ("sku", True),

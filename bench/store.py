@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Store benchmark: time to store a report with 200 findings and to load the history after it,
+and the history load time once one collection has 1,000 stored runs.
+
+Usage: python bench/store.py [--dsn DSN]   (default: a throw-away embedded PostgreSQL)
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from agent.findings import Category, Finding, Severity
+from agent.options import AuditOptions
+from agent.report import AuditReport
+from agent.state import EvaluationRecord, RuleResult
+from daemon.logs import configure_logging
+from daemon.store import CollectionRef, PostgresStore
+from daemon.store.embedded import start_embedded
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+CATEGORIES = list(Category)
+
+
+def _report(i: int, findings: int, collection: str = "orders") -> AuditReport:
+    started = T0 + timedelta(minutes=30 * i)
+    return AuditReport(
+        run_id=uuid.uuid4(), connection="main", database="shop", collection=collection, planner="heuristic",
+        started_at=started, finished_at=started + timedelta(seconds=5), duration_s=5.0, outcome="succeeded",
+        termination_reason="concluded", iterations=60, options=AuditOptions(), documents_sampled=1000,
+        collection_size=1_000_000, fields_total=findings, fields_investigated=findings,
+        findings=[Finding(field=f"field_{k:03d}", category=CATEGORIES[k % len(CATEGORIES)], severity=Severity.MEDIUM,
+                          description="x" * 80, hypothesis="h", evidence_query={f"field_{k:03d}": None},
+                          affected_count=1000 + (i * k) % 500, affected_pct=(1000 + (i * k) % 500) / 1_000_000,
+                          sample_values=["shape:a+"]) for k in range(findings)],
+        evaluations=[EvaluationRecord(gate="action", iteration=n, verdict="PASS",
+                                      rules=[RuleResult(rule="known_field", verdict="PASS")]) for n in range(60)])
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:8.1f} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--dsn", help="an admin DSN; a scratch database is created in it")
+    args = parser.parse_args()
+    configure_logging("WARNING")
+    embedded = None
+    admin = args.dsn
+    if admin is None:
+        embedded = start_embedded(Path(tempfile.mkdtemp(prefix="argus-bench-")))
+        admin = embedded.admin_uri()
+    name = f"argus_bench_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'create database "{name}"')
+    try:
+        with PostgresStore(make_conninfo(admin, dbname=name)) as store:
+            ref = CollectionRef("main", "shop", "wide")
+            store_times, history_times = [], []
+            for i in range(10):
+                report = _report(i, 200, collection="wide")
+                t = time.perf_counter()
+                store.save_report(report)
+                store_times.append(time.perf_counter() - t)
+                t = time.perf_counter()
+                store.history(ref)
+                history_times.append(time.perf_counter() - t)
+            print("report with 200 findings (10 runs, median / max):")
+            print(f"  store        {_ms(statistics.median(store_times))} / {_ms(max(store_times))}")
+            print(f"  load history {_ms(statistics.median(history_times))} / {_ms(max(history_times))}"
+                  f"   (last 10 runs, 200 patterns)")
+
+            ref = CollectionRef("main", "shop", "orders")
+            t = time.perf_counter()
+            for i in range(1000):
+                store.save_report(_report(i, 20))
+            fill = time.perf_counter() - t
+            loads = []
+            for _ in range(20):
+                t = time.perf_counter()
+                context = store.history(ref)
+                loads.append(time.perf_counter() - t)
+            print(f"1,000 stored runs of one collection (20 findings each; stored in {fill:.1f} s, "
+                  f"{fill:.1f} ms per run):")
+            print(f"  load history {_ms(statistics.median(loads))} / {_ms(max(loads))}   "
+                  f"(median / max of 20; {context.runs_considered} runs in the window, "
+                  f"{len(context.persistent)} persistent patterns)")
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'drop database if exists "{name}" with (force)')
+        if embedded is not None:
+            embedded.server.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
