@@ -1,0 +1,533 @@
+"""``schedules.yaml``: named connections, defaults, and per-collection audit schedules.
+
+Validated with pydantic; every error names the file, the line and the key, and says what is
+expected::
+
+    schedules.yaml:14 schedules[2].trigger.cron: 'every monday' is not a cron expression (five fields,
+    e.g. '0 6 * * 1')
+
+Cron expressions follow crontab(5): weekday 0 and 7 are Sunday, 1 is Monday, and when both the
+day of month and the day of week are restricted, either one matching fires the schedule.
+Connection URIs never appear in the file itself: they come from an environment variable
+(``uri_env``) or a file (``uri_file``); a connection may instead list Extended JSON lines files
+(``files``), loaded into an in-memory database, so examples run without a server.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import yaml
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SecretStr,
+    Tag,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from agent.errors import ArgusError
+from agent.findings import Severity
+from agent.options import AuditOptions, PrivacyMode
+
+__all__ = [
+    "AuditSettings",
+    "Connection",
+    "CronTrigger",
+    "IntervalTrigger",
+    "Schedule",
+    "ScheduleError",
+    "ScheduleSet",
+    "format_duration",
+    "load_schedules",
+    "parse_cron",
+    "parse_duration",
+]
+
+
+class ScheduleError(ArgusError):
+    """``schedules.yaml`` is invalid; ``problems`` holds one ``file:line key: message`` per error."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+_DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*(?:(\d+(?:\.\d+)?)\s*m(?!s))?"
+                       r"\s*(?:(\d+(?:\.\d+)?)\s*s)?\s*(?:(\d+)\s*ms)?\s*$")
+
+
+def format_duration(value: timedelta) -> str:
+    """timedelta(minutes=90) → ``"1h30m"``: the way durations are written in the file."""
+    total = value.total_seconds()
+    if total < 1:
+        return f"{round(total * 1000)}ms"
+    out = ""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if total >= size:
+            out += f"{int(total // size)}{unit}"
+            total -= (total // size) * size
+    if total or not out:
+        out += f"{total:g}s"
+    return out
+
+
+def parse_duration(value: Any) -> timedelta:
+    """``90``, ``"90s"``, ``"30m"``, ``"1h30m"``, ``"2d"``, ``"500ms"`` → timedelta."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h30m)")
+    if isinstance(value, int | float):
+        return timedelta(seconds=float(value))
+    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+        return timedelta(seconds=float(value))
+    m = _DURATION.match(str(value)) if isinstance(value, str) and value.strip() else None
+    if not m or not any(m.groups()):
+        raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h30m)")
+    d, h, mi, s, ms = (float(x) if x else 0.0 for x in m.groups())
+    return timedelta(days=d, hours=h, minutes=mi, seconds=s, milliseconds=ms)
+
+
+# --- cron --------------------------------------------------------------------------------------
+
+_DAYS = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"]
+_APS_DAYS = {0: "sun", 1: "mon", 2: "tue", 3: "wed", 4: "thu", 5: "fri", 6: "sat"}
+_MACROS = {"@yearly": "0 0 1 1 *", "@annually": "0 0 1 1 *", "@monthly": "0 0 1 * *", "@weekly": "0 0 * * 0",
+           "@daily": "0 0 * * *", "@midnight": "0 0 * * *", "@hourly": "0 * * * *"}
+_CRON_HINT = "(five fields, e.g. '0 6 * * 1')"
+
+
+@dataclass(frozen=True)
+class CronSpec:
+    minute: str
+    hour: str
+    day: str
+    month: str
+    day_of_week: str | None   # APScheduler names, or None for any day
+    day_or_weekday: bool      # both restricted: crontab fires when either matches
+
+
+def _weekday_number(token: str) -> int:
+    token = token.lower()
+    if token in _DAYS:
+        return _DAYS.index(token)
+    if token.isdigit() and 0 <= int(token) <= 7:
+        return int(token) % 7
+    raise ValueError(token)
+
+
+def _weekdays(field: str) -> set[int]:
+    days: set[int] = set()
+    for part in field.split(","):
+        base, _, step_text = part.partition("/")
+        step = int(step_text) if step_text else 1
+        if step < 1:
+            raise ValueError(part)
+        if base == "*":
+            lo, hi = 0, 6
+        elif "-" in base:
+            a, b = base.split("-", 1)
+            lo, hi = _weekday_number(a), _weekday_number(b)
+            if b.strip() == "7":
+                hi = 7
+        else:
+            lo = hi = _weekday_number(base)
+            if step_text:
+                hi = 6
+        if hi < lo:
+            raise ValueError(part)
+        days.update(d % 7 for d in range(lo, hi + 1, step))
+    return days
+
+
+def parse_cron(expr: str) -> CronSpec:
+    """Validate a crontab expression and translate its weekdays for APScheduler."""
+    text = _MACROS.get(str(expr).strip().lower(), str(expr))
+    fields = text.split()
+    if len(fields) != 5:
+        raise ValueError(f"{expr!r} is not a cron expression {_CRON_HINT}")
+    minute, hour, day, month, dow = fields
+    try:
+        days = _weekdays(dow)
+    except (ValueError, IndexError):
+        raise ValueError(f"{expr!r} is not a cron expression: day of week {dow!r} is not 0-7 or sun-sat "
+                         f"{_CRON_HINT}") from None
+    from apscheduler.triggers.cron import CronTrigger as _Cron  # validate the other fields exactly as used
+
+    try:
+        _Cron(minute=minute, hour=hour, day=day, month=month)
+    except ValueError as exc:
+        raise ValueError(f"{expr!r} is not a cron expression: {exc} {_CRON_HINT}") from None
+    weekday = None if days == set(range(7)) else ",".join(_APS_DAYS[d] for d in sorted(days))
+    return CronSpec(minute, hour, day, month, weekday, day_or_weekday=weekday is not None and day != "*")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class CronTrigger(_Model):
+    cron: str = Field(description="crontab expression, e.g. '0 6 * * 1' (Mondays at 06:00)")
+    timezone: str = "UTC"
+    jitter: timedelta | None = Field(None, description="random delay up to this much, e.g. 30s")
+
+    @field_validator("cron")
+    @classmethod
+    def _cron(cls, value: str) -> str:
+        parse_cron(value)
+        return value
+
+    @field_validator("timezone")
+    @classmethod
+    def _tz(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"{value!r} is not a time zone (an IANA name such as 'Europe/Berlin' or 'UTC')") \
+                from None
+        return value
+
+    @field_validator("jitter", mode="before")
+    @classmethod
+    def _jitter(cls, value: Any) -> Any:
+        return None if value is None else parse_duration(value)
+
+    def describe(self) -> str:
+        return f"cron '{self.cron}' {self.timezone}" + (f" ±{format_duration(self.jitter)}" if self.jitter else "")
+
+
+class IntervalTrigger(_Model):
+    every: timedelta = Field(description="interval, e.g. 30m, 1h, 2s")
+    jitter: timedelta | None = None
+
+    @field_validator("every", "jitter", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> Any:
+        return None if value is None else parse_duration(value)
+
+    @model_validator(mode="after")
+    def _sane(self) -> IntervalTrigger:
+        if self.every <= timedelta(0):
+            raise ValueError("every must be longer than zero")
+        if self.jitter is not None and self.jitter >= self.every:
+            raise ValueError(f"jitter ({self.jitter}) must be shorter than the interval ({self.every})")
+        return self
+
+    def describe(self) -> str:
+        return f"every {format_duration(self.every)}" + (f" ±{format_duration(self.jitter)}" if self.jitter else "")
+
+
+def _trigger_tag(value: Any) -> str:
+    if isinstance(value, dict):
+        return "cron" if "cron" in value else "every"
+    return "cron" if isinstance(value, CronTrigger) else "every"
+
+
+Trigger = Annotated[Annotated[CronTrigger, Tag("cron")] | Annotated[IntervalTrigger, Tag("every")],
+                    Discriminator(_trigger_tag)]
+
+
+class AuditSettings(_Model):
+    """What an audit does; ``defaults`` sets them for every schedule, a schedule overrides them."""
+
+    planner: Literal["heuristic"] = "heuristic"
+    sample_size: int = Field(1000, ge=1, le=10_000)
+    max_iterations: int = Field(200, ge=1)
+    time_budget: timedelta = Field(timedelta(minutes=5))
+    max_time_ms: int = Field(10_000, ge=1)
+    fail_on: Severity = Severity.HIGH
+    privacy: PrivacyMode = "shapes"
+    enabled: bool = True
+    run_at_start: bool = False
+    labels: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("time_budget", mode="before")
+    @classmethod
+    def _budget(cls, value: Any) -> Any:
+        return parse_duration(value)
+
+    def audit_options(self) -> AuditOptions:
+        return AuditOptions(sample_size=self.sample_size, max_iterations=self.max_iterations,
+                            time_budget_s=self.time_budget.total_seconds(), max_time_ms=self.max_time_ms,
+                            privacy=self.privacy, fail_on=self.fail_on)
+
+
+class Connection(_Model):
+    uri_env: str | None = Field(None, description="environment variable holding the MongoDB URI")
+    uri_file: Path | None = Field(None, description="file holding the MongoDB URI (e.g. a mounted secret)")
+    files: dict[str, Path] | None = Field(None, description="collection name -> Extended JSON lines file")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Connection:
+        given = [k for k in ("uri_env", "uri_file", "files") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of uri_env, uri_file or files (a URI is never written inline)")
+        return self
+
+    def uri(self) -> SecretStr:
+        """The MongoDB URI, read now (raises ArgusError with a clear message when it cannot be)."""
+        if self.uri_env is not None:
+            value = os.environ.get(self.uri_env)
+            if not value:
+                raise ArgusError(f"environment variable {self.uri_env} is not set")
+            return SecretStr(value.strip())
+        if self.uri_file is not None:
+            try:
+                return SecretStr(self.uri_file.read_text().strip())
+            except OSError as exc:
+                raise ArgusError(f"cannot read {self.uri_file}: {exc.strerror}") from None
+        raise ArgusError("this connection reads files, not a URI")
+
+
+class Schedule(_Model):
+    name: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,80}$", description="letters, digits, _ . : -")
+    connection: str
+    database: str
+    collection: str
+    trigger: Trigger | None = None
+    planner: Literal["heuristic"] | None = None
+    sample_size: int | None = Field(None, ge=1, le=10_000)
+    max_iterations: int | None = Field(None, ge=1)
+    time_budget: timedelta | None = None
+    max_time_ms: int | None = Field(None, ge=1)
+    fail_on: Severity | None = None
+    privacy: PrivacyMode | None = None
+    enabled: bool | None = None
+    run_at_start: bool | None = None
+    labels: dict[str, str] | None = None
+
+    @field_validator("time_budget", mode="before")
+    @classmethod
+    def _budget(cls, value: Any) -> Any:
+        return None if value is None else parse_duration(value)
+
+    @field_validator("trigger", mode="before")
+    @classmethod
+    def _trigger_kind(cls, value: Any) -> Any:
+        if isinstance(value, dict) and "cron" not in value and "every" not in value:
+            raise ValueError("a trigger needs 'cron' (with optional 'timezone') or 'every' (e.g. every: 30m)")
+        return value
+
+
+class Defaults(AuditSettings):
+    trigger: Trigger | None = None
+
+
+class _File(_Model):
+    version: Literal[1] = 1
+    connections: dict[str, Connection] = Field(default_factory=dict)
+    defaults: Defaults = Field(default_factory=Defaults)
+    schedules: list[Schedule] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _references(self) -> _File:
+        problems = []
+        seen: set[str] = set()
+        for i, s in enumerate(self.schedules):
+            if s.name in seen:
+                problems.append((i, "name", f"schedule name {s.name!r} is used twice"))
+            seen.add(s.name)
+            if s.connection not in self.connections:
+                known = ", ".join(sorted(self.connections)) or "none defined"
+                problems.append((i, "connection", f"{s.connection!r} is not a connection (known: {known})"))
+            if s.trigger is None and self.defaults.trigger is None:
+                problems.append((i, "trigger", "no trigger here and none in defaults"))
+            conn = self.connections.get(s.connection)
+            if conn is not None and conn.files is not None and s.collection not in conn.files:
+                problems.append((i, "collection", f"connection {s.connection!r} has no file for {s.collection!r} "
+                                                  f"(it has: {', '.join(sorted(conn.files))})"))
+        if problems:
+            raise _ReferenceErrors(problems)
+        return self
+
+
+class _ReferenceErrors(ValueError):
+    def __init__(self, problems: list[tuple[int, str, str]]) -> None:
+        super().__init__("; ".join(p[2] for p in problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class ResolvedSchedule:
+    """A schedule with the defaults applied: what the daemon runs."""
+
+    name: str
+    connection: str
+    database: str
+    collection: str
+    trigger: Trigger
+    settings: AuditSettings
+
+    @property
+    def enabled(self) -> bool:
+        return self.settings.enabled
+
+
+@dataclass(frozen=True)
+class ScheduleSet:
+    path: Path
+    connections: dict[str, Connection]
+    schedules: dict[str, ResolvedSchedule]
+    digest: str
+
+
+def _resolve(file: _File, s: Schedule) -> ResolvedSchedule:
+    base = file.defaults.model_dump(exclude={"trigger"})
+    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger"}, exclude_none=True)
+    settings = AuditSettings.model_validate({**base, **overrides})
+    trigger = s.trigger or file.defaults.trigger
+    assert trigger is not None  # validated in _File._references
+    return ResolvedSchedule(s.name, s.connection, s.database, s.collection, trigger, settings)
+
+
+# --- loading with line numbers -----------------------------------------------------------------
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 booleans: only true/false. PyYAML's 1.1 rules read ``yes``, ``no``, ``on`` and
+    ``off`` as booleans, so ``pager: yes`` or a country code ``NO`` would change meaning."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+                              list("tTfF"))
+
+def _lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
+    out[path] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            k = key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark)
+            out[(*path, k, "__key__")] = key.start_mark.line + 1
+            _lines(value, (*path, k), out)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _lines(item, (*path, i), out)
+
+
+def _where(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int], *, key: bool = False) -> int:
+    if key and (*loc, "__key__") in lines:
+        return lines[(*loc, "__key__")]
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return 1
+
+
+def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Drop the union tag pydantic inserts after ``trigger`` (``trigger.cron.cron`` → ``trigger.cron``)."""
+    out: list[Any] = []
+    for i, part in enumerate(loc):
+        if i > 0 and loc[i - 1] == "trigger" and part in ("cron", "every") and i + 1 < len(loc):
+            continue
+        if isinstance(part, str) and part.startswith("function-"):
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    """Keys allowed where ``loc`` (an unknown key) was found."""
+    parent = [p for p in loc[:-1] if not isinstance(p, int)]
+    if not parent:
+        return ["version", "connections", "defaults", "schedules"]
+    if parent[-1] == "trigger":
+        return ["cron", "timezone", "every", "jitter"]
+    if parent[0] == "connections":
+        return list(Connection.model_fields)
+    if parent == ["defaults"]:
+        return list(Defaults.model_fields)
+    if parent == ["schedules"]:
+        return list(Schedule.model_fields)
+    return []
+
+
+def _message(err: Any, loc: tuple[Any, ...]) -> str:
+    kind, msg = err["type"], err["msg"]
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc)
+        hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
+        return "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else
+                                f" (expected one of: {', '.join(allowed)})" if allowed else "")
+    if kind == "missing":
+        return "required key is missing"
+    return str(msg).removeprefix("Value error, ")
+
+
+def load_schedules(path: str | Path) -> ScheduleSet:
+    """Parse and validate a schedules file; raise ``ScheduleError`` listing every problem."""
+    import hashlib
+
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScheduleError([f"{file}: cannot read: {exc.strerror}"]) from None
+    try:
+        node = yaml.compose(text, Loader=_Loader)
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise ScheduleError([f"{file}:{line}: not valid YAML: {exc.problem or exc.context}"]) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ScheduleError([f"{file}:1: expected a mapping with connections, defaults and schedules"])
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _lines(node, (), lines)
+    try:
+        parsed = _File.model_validate(data)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            if isinstance(err.get("ctx", {}).get("error"), _ReferenceErrors):
+                for index, key, message in err["ctx"]["error"].problems:
+                    loc = ("schedules", index, key)
+                    problems.append(f"{file}:{_line_for(loc, lines)} {_where(loc)}: {message}")
+                continue
+            loc = _clean_loc(tuple(err["loc"]))
+            line = _line_for(loc, lines, key=err["type"] == "extra_forbidden")
+            problems.append(f"{file}:{line} {_where(loc)}: {_message(err, loc)}")
+        raise ScheduleError(sorted(set(problems), key=_problem_order)) from None
+    base = file.resolve().parent
+    connections = {name: _absolute(c, base) for name, c in parsed.connections.items()}
+    schedules = {s.name: _resolve(parsed, s) for s in parsed.schedules}
+    return ScheduleSet(path=file, connections=connections, schedules=schedules,
+                       digest=hashlib.sha256(text.encode()).hexdigest())
+
+
+def _problem_order(problem: str) -> tuple[int, str]:
+    m = re.search(r":(\d+) ", problem)
+    return (int(m.group(1)) if m else 0, problem)
+
+
+def _absolute(conn: Connection, base: Path) -> Connection:
+    """Relative file paths are relative to the schedules file, wherever the daemon starts."""
+    update: dict[str, Any] = {}
+    if conn.files is not None:
+        update["files"] = {k: (v if v.is_absolute() else base / v) for k, v in conn.files.items()}
+    if conn.uri_file is not None and not conn.uri_file.is_absolute():
+        update["uri_file"] = base / conn.uri_file
+    return conn.model_copy(update=update)
