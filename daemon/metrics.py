@@ -1,0 +1,113 @@
+"""Prometheus metrics, all prefixed ``argus_``, on a registry passed in (tests use a fresh one).
+
+Label sets stay bounded: schedule, collection, severity, outcome, model, kind, reason. Field
+names and document values never become labels. Gauges that reflect the database or the
+scheduler (open findings, next run time, spooled reports) are computed at scrape time by
+custom collectors, so they are never stale.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from agent.report import ARGUS_VERSION, AuditReport
+
+__all__ = ["Metrics"]
+
+_DURATION_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
+_ITERATION_BUCKETS = (1, 5, 10, 20, 50, 100, 200, 500, 1000)
+_LATENESS_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
+
+
+class _Callback(Collector):
+    """A gauge family computed at scrape time from ``produce()`` → [(labels, value)]."""
+
+    def __init__(self, name: str, doc: str, labels: list[str],
+                 produce: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
+        self._name, self._doc, self._labels, self._produce = name, doc, labels, produce
+
+    def collect(self) -> Iterable[GaugeMetricFamily]:
+        family = GaugeMetricFamily(self._name, self._doc, labels=self._labels)
+        try:
+            rows = list(self._produce())
+        except Exception:  # a scrape must never fail because a source is down
+            rows = []
+        for labels, value in rows:
+            family.add_metric([labels.get(k, "") for k in self._labels], value)
+        yield family
+
+
+class Metrics:
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        Info("argus_build", "Argus version", registry=r).info({"version": ARGUS_VERSION})
+        self.runs = Counter("argus_audit_runs", "Audits finished, by outcome", ["schedule", "outcome"], registry=r)
+        self.duration = Histogram("argus_audit_duration_seconds", "Wall-clock duration of an audit", ["schedule"],
+                                  buckets=_DURATION_BUCKETS, registry=r)
+        self.iterations = Histogram("argus_audit_iterations", "Planner iterations per audit", ["schedule"],
+                                    buckets=_ITERATION_BUCKETS, registry=r)
+        self.new_findings = Counter("argus_findings_new", "Findings new since the previous successful run",
+                                    ["schedule", "severity"], registry=r)
+        self.resolved_findings = Counter("argus_findings_resolved", "Findings gone since the previous successful run",
+                                         ["schedule"], registry=r)
+        self.new_persistent = Counter("argus_findings_new_persistent", "Patterns that became persistent",
+                                      ["schedule"], registry=r)
+        self.tokens = Counter("argus_llm_tokens", "LLM tokens used", ["schedule", "model", "kind"], registry=r)
+        self.cost = Counter("argus_llm_cost_usd", "LLM cost in US dollars", ["schedule", "model"], registry=r)
+        self.last_success = Gauge("argus_last_success_timestamp_seconds", "When the schedule last succeeded",
+                                  ["schedule"], registry=r)
+        self.last_run = Gauge("argus_last_run_timestamp_seconds", "When the schedule last finished, any outcome",
+                              ["schedule"], registry=r)
+        self.in_progress = Gauge("argus_audits_in_progress", "Audits running now", registry=r)
+        self.lateness = Histogram("argus_trigger_lateness_seconds", "Audit start minus its scheduled time",
+                                  buckets=_LATENESS_BUCKETS, registry=r)
+        self.skipped = Counter("argus_triggers_skipped", "Triggers not run, by reason", ["schedule", "reason"],
+                               registry=r)
+        self.reloads = Counter("argus_schedule_reloads", "Schedule file loads, by result", ["result"], registry=r)
+        self.reload_errors = Counter("argus_schedule_reload_errors", "Schedule file edits rejected as invalid",
+                                     registry=r)
+        self.store_errors = Counter("argus_store_errors", "Operations the history database failed",
+                                    ["operation"], registry=r)
+        self.spooled = Counter("argus_reports_spooled", "Reports kept in the local spool because the history "
+                                                        "database could not take them", registry=r)
+
+    def gauge_from(self, name: str, doc: str, labels: list[str],
+                   produce: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
+        """Register a gauge computed at scrape time."""
+        self.registry.register(_Callback(name, doc, labels, produce))
+
+    def observe_report(self, schedule: str, report: AuditReport) -> None:
+        self.runs.labels(schedule, report.outcome).inc()
+        self.duration.labels(schedule).observe(report.duration_s)
+        self.iterations.labels(schedule).observe(report.iterations)
+        finished = report.finished_at.timestamp()
+        self.last_run.labels(schedule).set(finished)
+        if report.outcome == "succeeded":
+            self.last_success.labels(schedule).set(finished)
+        usage, model = report.token_usage, report.model or "none"
+        for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens),
+                            ("cached", usage.cached_tokens)):
+            if value:
+                self.tokens.labels(schedule, model, kind).inc(value)
+        if report.cost_usd:
+            self.cost.labels(schedule, model).inc(report.cost_usd)
+
+    def observe_diff(self, schedule: str, report: AuditReport) -> None:
+        if report.diff is None:
+            return
+        for entry in report.diff.entries:
+            if entry.status == "new":
+                self.new_findings.labels(schedule, entry.severity.value).inc()
+            elif entry.status == "resolved":
+                self.resolved_findings.labels(schedule).inc()
+            if entry.new_persistent:
+                self.new_persistent.labels(schedule).inc()
+
+    def sample(self, name: str, labels: dict[str, Any] | None = None) -> float | None:
+        return self.registry.get_sample_value(name, labels or {})
