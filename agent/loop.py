@@ -9,6 +9,7 @@ planner broke. A tool error (bad query, timeout) is an observation, not a failur
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 from uuid import UUID, uuid4
 
@@ -66,8 +67,13 @@ def run_audit(
     historical_context: Any = None,
     observer: AuditObserver | None = None,
     run_id: UUID | None = None,
+    should_stop: Callable[[], bool] | None = None,
 ) -> AuditReport:
-    """Audit ``target`` with ``planner`` and return the report; never raises for audit failures."""
+    """Audit ``target`` with ``planner`` and return the report; never raises for audit failures.
+
+    ``should_stop`` is asked before every iteration; when it says yes (a daemon shutting down)
+    the run ends as ``partial`` with termination reason ``interrupted``.
+    """
     options = options or AuditOptions()
     clock = clock or SystemClock()
     gates = gates or GateSet()
@@ -76,15 +82,22 @@ def run_audit(
                        historical_context=historical_context)
     started_at = clock.now()
     start = clock.monotonic()
-    trace: list[TraceEntry] = []
 
     def remaining_ms() -> int:
         return int((options.time_budget_s - (clock.monotonic() - start)) * 1000)
 
     target.cap_time_with(remaining_ms)
-    bound = log.bind(run_id=str(state.run_id), database=state.database, collection=state.collection,
-                     planner=planner.name)
-    bound.info("audit_started", iteration_budget=options.max_iterations, time_budget_s=options.time_budget_s)
+    with structlog.contextvars.bound_contextvars(run_id=str(state.run_id), database=state.database,
+                                                 collection=state.collection):
+        return _loop(state, target, planner, gates, clock, start, started_at, observer, should_stop)
+
+
+def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateSet, clock: Clock, start: float,
+          started_at: Any, observer: AuditObserver | None, should_stop: Callable[[], bool] | None) -> AuditReport:
+    options = state.options
+    trace: list[TraceEntry] = []
+    log.info("audit_started", planner=planner.name, iteration_budget=options.max_iterations,
+             time_budget_s=options.time_budget_s)
 
     reason: TerminationReason
     error: str | None = None
@@ -94,6 +107,8 @@ def run_audit(
                 raise _Stop("iteration_budget")
             if clock.monotonic() - start >= options.time_budget_s:
                 raise _Stop("time_budget")
+            if should_stop is not None and should_stop():
+                raise _Stop("interrupted")
             entry = _step(state, target, planner, gates)
         except _Stop as stop:
             reason, error = stop.reason, stop.error
@@ -110,8 +125,8 @@ def run_audit(
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error)
-    bound.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
-               findings=len(report.findings), duration_s=round(report.duration_s, 3))
+    log.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
+             findings=len(report.findings), duration_s=round(report.duration_s, 3))
     return report
 
 
@@ -253,6 +268,8 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         notes.append(f"iteration budget of {state.options.max_iterations} ran out before the audit concluded")
     elif reason == "time_budget":
         notes.append(f"time budget of {state.options.time_budget_s:g}s ran out before the audit concluded")
+    elif reason == "interrupted":
+        notes.append("the daemon shut down before the audit concluded")
     fields = state.auditable_fields()
     return AuditReport(
         run_id=state.run_id, connection=state.connection_name, database=state.database,

@@ -23,7 +23,7 @@ except PackageNotFoundError:  # running from a source tree without installing
     ARGUS_VERSION = "0.0.0+source"
 
 Outcome = Literal["succeeded", "partial", "failed"]
-TerminationReason = Literal["concluded", "iteration_budget", "time_budget", "error"]
+TerminationReason = Literal["concluded", "iteration_budget", "time_budget", "interrupted", "error"]
 
 
 class TraceEntry(BaseModel):
@@ -48,6 +48,8 @@ class AuditReport(BaseModel):
     database: str
     collection: str
     schedule: str | None = None
+    scheduled_for: datetime | None = Field(None, description="the trigger's time before jitter, when scheduled")
+    replica: str | None = Field(None, description="the daemon process that ran it")
     planner: str
     model: str | None = None
     started_at: datetime

@@ -39,6 +39,13 @@ class Settings(BaseSettings):
                                                        "false-positive label no longer apply")
     retention_days: float = Field(90, gt=0, description="runs older than this are pruned (labels are kept)")
 
+    schedules: Path = Field(Path("schedules.yaml"), description="the daemon's schedules file")
+    listen: str = Field("0.0.0.0:9464", description="HOST:PORT of the daemon's HTTP server")
+    workers: int = Field(4, ge=1, description="audits that may run at the same time")
+    misfire_grace_s: float = Field(60, gt=0, description="a trigger later than this is skipped (and counted)")
+    shutdown_grace_s: float = Field(30, ge=0, description="how long running audits may finish on SIGTERM")
+    reload_poll_s: float = Field(1.0, gt=0, description="how often the schedules file is checked for edits")
+
     @field_validator("database_url", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
 from collections.abc import Callable
+from datetime import UTC
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, TypeVar
@@ -11,6 +14,7 @@ from uuid import UUID
 
 import typer
 from rich.console import Console
+from rich.table import Table
 
 from agent.clock import SystemClock
 from agent.errors import ArgusError
@@ -21,10 +25,16 @@ from agent.planners.heuristic import HeuristicPlanner
 from agent.planners.replay import ReplayFirst
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
+from config.schedules import ScheduleError, load_schedules
 from config.settings import Settings
+from daemon.http import parse_listen
 from daemon.logs import configure_logging
+from daemon.metrics import Metrics
 from daemon.render import ProgressDisplay, print_diff, print_report, print_runs
+from daemon.runner import ScheduleRunner
+from daemon.service import Daemon
 from daemon.sources import load_jsonl, open_uri, redact_uri
+from daemon.spool import Spool
 from daemon.store import (
     CollectionRef,
     Label,
@@ -34,6 +44,7 @@ from daemon.store import (
     open_store,
     store_configured,
 )
+from daemon.triggers import next_fire_times
 
 __all__ = ["app", "main"]
 
@@ -280,6 +291,110 @@ def prune(older_than: Annotated[float | None, typer.Option(help="days [default: 
     days = older_than if older_than is not None else settings.retention_days
     deleted = _with_store(lambda st: st.prune(SystemClock().now(), days))
     Console().print(f"pruned {deleted} run(s) older than {days:g} days", highlight=False)
+
+
+schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files.")
+app.add_typer(schedules_app, name="schedules")
+
+
+@schedules_app.command("check")
+def schedules_check(file: Annotated[Path | None, typer.Argument(help="[default: ARGUS_SCHEDULES or "
+                                                                     "./schedules.yaml]")] = None,
+                    count: Annotated[int, typer.Option(min=1, help="fire times to show per schedule")] = 3) -> None:
+    """Validate a schedules file and print each schedule's next fire times; exit 1 on errors."""
+    path = file or Settings().schedules
+    try:
+        loaded = load_schedules(path)
+    except ScheduleError as exc:
+        err = Console(stderr=True)
+        for problem in exc.problems:
+            err.print(problem, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_FINDINGS) from None
+    console = Console()
+    now = SystemClock().now()
+    table = Table(header_style="bold")
+    for column in ("schedule", "enabled", "collection", "trigger", "next fire times (UTC)"):
+        table.add_column(column, overflow="fold")
+    for name, s in sorted(loaded.schedules.items()):
+        times = ", ".join(t.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") for t in next_fire_times(s.trigger, now,
+                                                                                                   count))
+        table.add_row(name, "yes" if s.enabled else "no", f"{s.connection}/{s.database}.{s.collection}",
+                      s.trigger.describe(), times if s.enabled else f"(disabled) {times}")
+    console.print(table)
+    for name, conn in sorted(loaded.connections.items()):
+        if conn.files is None:
+            try:
+                conn.uri()
+            except ArgusError as exc:
+                console.print(f"warning: connection {name!r}: {exc}; its schedules will fail until it is",
+                              markup=False, highlight=False)
+    console.print(f"{path}: {len(loaded.schedules)} schedule(s), valid", highlight=False)
+
+
+@app.command()
+def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="[default: ARGUS_SCHEDULES or "
+                                                                             "./schedules.yaml]")] = None,
+           listen: Annotated[str | None, typer.Option(help="HOST:PORT [default: ARGUS_LISTEN or 0.0.0.0:9464]")] = None,
+           ) -> None:
+    """Run the scheduler: audit every schedule on its trigger, store reports, serve /metrics and /status."""
+    settings = Settings()
+    configure_logging(settings.log_level, settings.log_format)
+    try:
+        address = parse_listen(listen or settings.listen)
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    service = Daemon(settings, schedules_path=schedules or settings.schedules, listen=address)
+    try:
+        service.start()
+    except ScheduleError as exc:
+        raise _fail("the schedules file is invalid:\n" + "\n".join(exc.problems)) from None
+    except (ArgusError, OSError) as exc:
+        raise _fail(f"cannot start: {exc}") from None
+    service.install_signal_handlers()
+    host, port = (str(service.http.address[0]), int(service.http.address[1])) if service.http else address
+    shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    Console(stderr=True).print(f"argus daemon: status http://{shown}:{port}/status · metrics http://{shown}:{port}"
+                               f"/metrics · history in {service.store_where}", markup=False, highlight=False)
+    while not service.wait(1.0):
+        pass
+    service.shutdown()
+    if any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon):
+        # an audit thread stuck in a query past its time limit: its run is recorded as interrupted
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(EXIT_OK)
+    raise typer.Exit(EXIT_OK)
+
+
+@app.command()
+def run(name: Annotated[str, typer.Argument(help="the schedule to run")],
+        schedules: Annotated[Path | None, typer.Option("--schedules")] = None,
+        output: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.table) -> None:
+    """Run one schedule once, now, in the foreground (for cron-style deployment and trying a schedule)."""
+    settings = Settings()
+    configure_logging("WARNING", settings.log_format)
+    try:
+        loaded = load_schedules(schedules or settings.schedules)
+    except ScheduleError as exc:
+        raise _fail("the schedules file is invalid:\n" + "\n".join(exc.problems)) from None
+    if name not in loaded.schedules:
+        raise _fail(f"no schedule named {name!r} (known: {', '.join(sorted(loaded.schedules)) or 'none'})")
+    history_store = _open_store(settings)
+    runner = ScheduleRunner(store=history_store, spool=Spool(settings.data_dir / "spool"), metrics=Metrics(),
+                            settings=settings)
+    try:
+        report = runner.run(loaded, name, scheduled=False)
+    finally:
+        runner.sources.close()
+        history_store.close()
+    if report is None:
+        raise _fail(f"schedule {name!r} was not run: another process is running it, or the history database "
+                    f"could not be reached")
+    if output == OutputFormat.json:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    else:
+        print_report(report, Console())
+    raise typer.Exit(_exit_code(report, loaded.schedules[name].settings.fail_on))
 
 
 def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:

@@ -7,7 +7,9 @@ logs with their password.
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +20,9 @@ from pymongo import MongoClient
 
 from agent.errors import DataLoadError, TargetUnavailable
 from agent.tools.target import AuditTarget
+from config.schedules import Connection
 
-__all__ = ["load_jsonl", "open_uri", "redact_uri"]
+__all__ = ["SourceCache", "load_jsonl", "open_uri", "redact_uri"]
 
 _BATCH = 1000
 _CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*)(:(?P<password>[^@/]*))?@", re.I)
@@ -38,7 +41,11 @@ def load_jsonl(path: str | Path, *, collection: str | None = None, database: str
     The collection is named after the file (``orders.jsonl`` → ``orders``) unless ``collection``
     is given. Errors name the file and line. ``client`` lets several files share one database.
     """
-    file = Path(path)
+    coll = _load_collection(Path(path), collection, database, client)
+    return AuditTarget(coll, connection_name=connection_name, max_time_ms=max_time_ms)
+
+
+def _load_collection(file: Path, collection: str | None, database: str, client: Any | None) -> Any:
     name = collection or file.name.removesuffix(".jsonl").removesuffix(".json")
     if not file.is_file():
         raise DataLoadError(f"{file}: no such file")
@@ -63,7 +70,7 @@ def load_jsonl(path: str | Path, *, collection: str | None = None, database: str
                 batch = []
     if batch:
         _insert(coll, batch, file, first_line)
-    return AuditTarget(coll, connection_name=connection_name, max_time_ms=max_time_ms)
+    return coll
 
 
 def _insert(coll: Any, batch: list[dict[str, Any]], file: Path, first_line: int) -> None:
@@ -80,11 +87,69 @@ def _insert(coll: Any, batch: list[dict[str, Any]], file: Path, first_line: int)
 def open_uri(uri: str, *, database: str, collection: str, connection_name: str = "default",
              max_time_ms: int = 10_000, connect_timeout_ms: int = 10_000) -> AuditTarget:
     """A read-only target on a live server. Nothing is sent until the first query."""
+    client = _client(uri, connect_timeout_ms)
+    return AuditTarget(client[database][collection], connection_name=connection_name, max_time_ms=max_time_ms)
+
+
+def _client(uri: str, connect_timeout_ms: int = 10_000) -> MongoClient[dict[str, Any]]:
     lowered = uri.lower()
-    timeouts = {name: connect_timeout_ms for name in ("serverSelectionTimeoutMS", "connectTimeoutMS")
-                if name.lower() not in lowered}  # options written in the URI win over our defaults
+    timeouts: dict[str, Any] = {name: connect_timeout_ms for name in ("serverSelectionTimeoutMS", "connectTimeoutMS")
+                                if name.lower() not in lowered}  # options written in the URI win over our defaults
     try:
-        client: MongoClient[dict[str, Any]] = MongoClient(uri, appname="argus", retryWrites=False, **timeouts)
+        return MongoClient(uri, appname="argus", retryWrites=False, **timeouts)
     except Exception as exc:  # pymongo validates the URI eagerly
         raise TargetUnavailable(f"cannot use MongoDB URI {redact_uri(uri)}: {type(exc).__name__}") from exc
-    return AuditTarget(client[database][collection], connection_name=connection_name, max_time_ms=max_time_ms)
+
+
+class SourceCache:
+    """Audit targets for schedules, reusing what is expensive to build.
+
+    Files connections load each Extended JSON lines file once into an in-memory database and
+    reload it when the file changes; URI connections keep one pymongo client (thread-safe,
+    pooled) per connection, rebuilt when the connection's definition changes.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._files: dict[tuple[str, str, str], tuple[tuple[int, int], Any]] = {}
+        self._clients: dict[tuple[str, str], MongoClient[dict[str, Any]]] = {}
+
+    def target(self, connection_name: str, connection: Connection, database: str, collection: str, *,
+               max_time_ms: int) -> AuditTarget:
+        if connection.files is not None:
+            path = connection.files.get(collection)
+            if path is None:
+                raise DataLoadError(f"connection {connection_name!r} has no file for collection {collection!r}")
+            return self._file_target(connection_name, path, database, collection, max_time_ms)
+        uri = connection.uri().get_secret_value()
+        key = (connection_name, hashlib.sha256(uri.encode()).hexdigest())
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                for old in [k for k in self._clients if k[0] == connection_name]:
+                    self._clients.pop(old).close()
+                client = _client(uri)
+                self._clients[key] = client
+        return AuditTarget(client[database][collection], connection_name=connection_name, max_time_ms=max_time_ms)
+
+    def _file_target(self, connection_name: str, path: Path, database: str, collection: str,
+                     max_time_ms: int) -> AuditTarget:
+        try:
+            stat = path.stat()
+        except OSError as exc:
+            raise DataLoadError(f"{path}: {exc.strerror}") from None
+        version = (stat.st_mtime_ns, stat.st_size)
+        key = (connection_name, database, collection)
+        with self._lock:
+            cached = self._files.get(key)
+            if cached is None or cached[0] != version:
+                cached = (version, _load_collection(path, collection, database, None))
+                self._files[key] = cached
+        return AuditTarget(cached[1], connection_name=connection_name, max_time_ms=max_time_ms)
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._clients.values():
+                client.close()
+            self._clients.clear()
+            self._files.clear()

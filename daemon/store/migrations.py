@@ -122,6 +122,18 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         persistent_since_at timestamptz
     );
     """),
+    (2, "trigger claims across replicas; schedule and replica of a run", """
+    create table schedule_triggers (
+        schedule text not null,
+        slot timestamptz not null,
+        replica text not null,
+        claimed_at timestamptz not null default now(),
+        primary key (schedule, slot)
+    );
+    alter table runs add column scheduled_for timestamptz;
+    alter table runs add column replica text;
+    create index runs_by_schedule on runs (schedule, started_at desc);
+    """),
 ]
 
 

@@ -8,7 +8,9 @@ of one collection cannot interleave.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -102,20 +104,25 @@ def _lock_key(ref: CollectionRef) -> int:
 class PostgresStore:
     """Keeps reports, diffs, labels and patterns; builds the historical context."""
 
-    def __init__(self, dsn: str, *, pool_size: int = 4, connect_timeout_s: float = 5.0) -> None:
+    def __init__(self, dsn: str, *, pool_size: int = 4, connect_timeout_s: float = 5.0, wait: bool = True) -> None:
+        """Open a pool on ``dsn`` and migrate. With ``wait=False`` (a daemon starting while the
+        database is down) nothing blocks: connections and migrations happen on first use."""
         self._where = describe_dsn(dsn)
+        self._migrated = False
+        self._migrate_lock = threading.Lock()
         self._pool = ConnectionPool(dsn, min_size=1, max_size=max(pool_size, 1), open=False, timeout=connect_timeout_s,
                                     kwargs={"connect_timeout": max(int(connect_timeout_s), 1)},
                                     check=ConnectionPool.check_connection, name="argus-store")
+        if not wait:
+            self._pool.open(wait=False)
+            return
         try:
             self._pool.open(wait=True, timeout=connect_timeout_s)
         except PoolTimeout as exc:
             self._pool.close()
             raise StoreUnavailable(f"cannot reach PostgreSQL at {self._where}") from exc
-        with self._conn() as conn:
-            applied = migrate(conn)
-        if applied:
-            log.info("store_migrated", versions=applied, database=self._where)
+        with self._conn():
+            pass
 
     @property
     def where(self) -> str:
@@ -131,9 +138,11 @@ class PostgresStore:
         self.close()
 
     @contextmanager
-    def _conn(self) -> Iterator[psycopg.Connection[Any]]:
+    def _conn(self, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection(timeout=timeout) as conn:
+                if not self._migrated:
+                    self._ensure_migrated(conn)
                 yield conn
         except PoolTimeout as exc:
             raise StoreUnavailable(f"cannot reach PostgreSQL at {self._where}") from exc
@@ -142,6 +151,62 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise StoreError(f"PostgreSQL at {self._where} refused an operation: {type(exc).__name__}: "
                              f"{str(exc).splitlines()[0][:200]}") from exc
+
+    def _ensure_migrated(self, conn: psycopg.Connection[Any]) -> None:
+        with self._migrate_lock:
+            if self._migrated:
+                return
+            applied = migrate(conn)
+            self._migrated = True
+        if applied:
+            log.info("store_migrated", versions=applied, database=self._where)
+
+    @contextmanager
+    def schedule_lock(self, schedule: str, *, timeout: float = 2.0) -> Iterator[bool]:
+        """Hold a session advisory lock on ``schedule`` for the block; yields False when another
+        process holds it. Raises ``StoreUnavailable`` when the database cannot be reached."""
+        key = _lock_key(CollectionRef("schedule", "", schedule))
+        with self._conn(timeout=timeout) as conn:
+            row = conn.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone()
+            got = bool(row and row[0])
+            conn.commit()
+            try:
+                yield got
+            finally:
+                if got:
+                    with contextlib.suppress(psycopg.Error):  # a lost connection has released it already
+                        conn.execute("select pg_advisory_unlock(%s)", (key,))
+                        conn.commit()
+
+    def claim_trigger(self, schedule: str, slot: datetime, replica: str) -> bool:
+        """Claim one firing of ``schedule``; False when another replica already has it."""
+        with self._conn() as conn, conn.transaction():
+            row = conn.execute("""insert into schedule_triggers (schedule, slot, replica) values (%s, %s, %s)
+                                  on conflict do nothing returning 1""", (schedule, slot, replica)).fetchone()
+        return row is not None
+
+    def open_findings(self) -> list[tuple[str, str, str, str, int]]:
+        """(connection, database, collection, severity, count) from each collection's latest run."""
+        with self._conn(timeout=1.0) as conn:
+            return [tuple(r) for r in conn.execute(
+                """select r.connection, r.database, r.collection, f.severity, count(*)
+                   from (select distinct on (connection, database, collection) id, connection, database, collection
+                         from runs where outcome <> 'failed'
+                         order by connection, database, collection, started_at desc) r
+                   join findings f on f.run_id = r.id
+                   group by r.connection, r.database, r.collection, f.severity""").fetchall()]
+
+    def last_runs_by_schedule(self) -> dict[str, RunSummary]:
+        with self._conn(timeout=1.0) as conn:
+            cur = conn.cursor(row_factory=dict_row)
+            rows = cur.execute(
+                """select distinct on (r.schedule) r.id, r.connection, r.database, r.collection, r.schedule,
+                          r.planner, r.model, r.started_at, r.duration_s, r.outcome, r.termination_reason, r.error,
+                          (select count(*) from findings f where f.run_id = r.id) as findings,
+                          (select count(*) from findings f where f.run_id = r.id and f.diff_status = 'new') as new,
+                          0 as resolved
+                   from runs r where r.schedule is not null order by r.schedule, r.started_at desc""").fetchall()
+        return {r["schedule"]: RunSummary.model_validate(r) for r in rows}
 
     def ping(self) -> bool:
         try:
@@ -176,13 +241,14 @@ class PostgresStore:
         conn.execute(
             """insert into runs (id, connection, database, collection, schedule, planner, model, started_at,
                    finished_at, duration_s, outcome, termination_reason, error, iterations, documents_sampled,
-                   collection_size, input_tokens, output_tokens, cached_tokens, cost_usd, report)
-               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                   collection_size, input_tokens, output_tokens, cached_tokens, cost_usd, report, scheduled_for,
+                   replica)
+               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
             (report.run_id, report.connection, report.database, report.collection, report.schedule, report.planner,
              report.model, report.started_at, report.finished_at, report.duration_s, report.outcome,
              report.termination_reason, report.error, report.iterations, report.documents_sampled,
              report.collection_size, usage.input_tokens, usage.output_tokens, usage.cached_tokens, report.cost_usd,
-             Jsonb(report.model_dump(mode="json"))))
+             Jsonb(report.model_dump(mode="json")), report.scheduled_for, report.replica))
         status = {e.finding_id: e for e in (report.diff.entries if report.diff else []) if e.finding_id}
         with conn.cursor() as cur:
             cur.executemany(

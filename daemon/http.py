@@ -1,0 +1,76 @@
+"""The daemon's small HTTP server: /metrics, /healthz, /readyz and /status."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import structlog
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+__all__ = ["HttpServer", "parse_listen"]
+
+log = structlog.get_logger("argus.http")
+
+
+def parse_listen(text: str) -> tuple[str, int]:
+    """``"0.0.0.0:9464"`` → (host, port); ``":9464"`` listens on every interface."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"--listen {text!r} is not HOST:PORT (e.g. 0.0.0.0:9464)")
+    return host.strip("[]") or "0.0.0.0", int(port)
+
+
+class HttpServer:
+    def __init__(self, listen: tuple[str, int], *, registry: CollectorRegistry,
+                 ready: Callable[[], tuple[bool, list[str]]], status: Callable[[], dict[str, Any]]) -> None:
+        class Handler(BaseHTTPRequestHandler):
+            server_version = "argus"
+
+            def do_GET(self) -> None:
+                path = self.path.split("?", 1)[0]
+                try:
+                    if path == "/metrics":
+                        self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
+                    elif path == "/healthz":
+                        self._send(200, b"ok\n", "text/plain; charset=utf-8")
+                    elif path == "/readyz":
+                        ok, reasons = ready()
+                        self._json(200 if ok else 503, {"ready": ok, "reasons": reasons})
+                    elif path == "/status":
+                        self._json(200, status())
+                    else:
+                        self._json(404, {"error": f"no such path {path!r}",
+                                         "paths": ["/metrics", "/healthz", "/readyz", "/status"]})
+                except Exception as exc:  # a broken page must not take the server down
+                    log.error("http_error", path=path, error=type(exc).__name__)
+                    self._json(500, {"error": type(exc).__name__})
+
+            def _json(self, code: int, body: dict[str, Any]) -> None:
+                self._send(code, (json.dumps(body, indent=2, default=str) + "\n").encode(), "application/json")
+
+            def _send(self, code: int, body: bytes, content_type: str) -> None:
+                self.send_response(code)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return  # scrapes every 15 s are not news
+
+        self._server = ThreadingHTTPServer(listen, Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="argus-http", daemon=True)
+        self.address = self._server.server_address
+
+    def start(self) -> None:
+        self._thread.start()
+        log.info("http_listening", host=str(self.address[0]), port=int(self.address[1]))
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()

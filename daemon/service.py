@@ -1,0 +1,291 @@
+"""``argus daemon``: schedules, audits, history, metrics and HTTP in one long-running process.
+
+Signals: SIGHUP reloads the schedules now (the file is also polled). SIGTERM and SIGINT stop
+taking triggers, give running audits ``ARGUS_SHUTDOWN_GRACE_S`` to finish, interrupt the rest
+(they end as partial, termination ``interrupted``, and are stored), and exit 0.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import structlog
+from prometheus_client import CollectorRegistry
+
+from agent.clock import Clock, SystemClock
+from agent.report import ARGUS_VERSION
+from config.schedules import ScheduleError, ScheduleSet, load_schedules
+from config.settings import Settings
+from daemon.http import HttpServer
+from daemon.metrics import Metrics
+from daemon.runner import ScheduleRunner
+from daemon.scheduler import AuditScheduler
+from daemon.sources import SourceCache
+from daemon.spool import Spool
+from daemon.store import PostgresStore, StoreError, describe_dsn
+from daemon.store.embedded import start_embedded
+
+__all__ = ["Daemon"]
+
+log = structlog.get_logger("argus.daemon")
+
+_MAINTENANCE_S = 5.0
+_PRUNE_EVERY_S = 3600.0
+_READY_CACHE_S = 2.0
+
+
+class Daemon:
+    def __init__(self, settings: Settings, *, schedules_path: Path, listen: tuple[str, int],
+                 clock: Clock | None = None, registry: CollectorRegistry | None = None) -> None:
+        self.settings = settings
+        self.schedules_path = schedules_path
+        self.listen = listen
+        self.clock = clock or SystemClock()
+        self.metrics = Metrics(registry)
+        self.started_at = self.clock.now()
+        self._stop = threading.Event()
+        self._reload = threading.Event()
+        self._file_version: tuple[int, int] | None = None
+        self._last_reload: dict[str, Any] = {"ok_at": None, "error": None, "error_at": None}
+        self._ready_cache: tuple[float, bool, list[str]] = (0.0, False, ["starting"])
+        self.store_where = ""
+        self.http: HttpServer | None = None
+        self._threads: list[threading.Thread] = []
+
+    # --- start -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Load the schedules (raises ScheduleError if invalid), open the store, start everything."""
+        schedules = load_schedules(self.schedules_path)
+        self._file_version = self._stat()
+        self.store = self._open_store()
+        self.spool = Spool(self.settings.data_dir / "spool")
+        self.sources = SourceCache()
+        self.runner = ScheduleRunner(store=self.store, spool=self.spool, metrics=self.metrics, settings=self.settings,
+                                     sources=self.sources, clock=self.clock)
+        self.scheduler = AuditScheduler(self._run_schedule, self.metrics, workers=self.settings.workers,
+                                        misfire_grace_s=self.settings.misfire_grace_s, clock=self.clock)
+        self._register_gauges()
+        changes = self.scheduler.apply(schedules)
+        self.metrics.reloads.labels("ok").inc()
+        self._last_reload["ok_at"] = self.clock.now().isoformat()
+        self.scheduler.start()
+        self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status)
+        self.http.start()
+        for name, target in (("argus-watch", self._watch), ("argus-maintenance", self._maintenance)):
+            thread = threading.Thread(target=target, name=name, daemon=True)
+            thread.start()
+            self._threads.append(thread)
+        log.info("daemon_started", version=ARGUS_VERSION, schedules=str(self.schedules_path),
+                 enabled=len(changes["added"]), store=self.store_where, listen=f"{self.listen[0]}:{self.listen[1]}",
+                 workers=self.settings.workers)
+
+    def _open_store(self) -> PostgresStore:
+        pool = self.settings.workers + 4  # a lock connection per running audit, and room to store
+        if self.settings.database_url is not None:
+            dsn = self.settings.database_url.get_secret_value()
+            self.store_where = f"PostgreSQL at {describe_dsn(dsn)}"
+        else:
+            dsn = start_embedded(self.settings.data_dir).uri
+            self.store_where = f"embedded PostgreSQL in {self.settings.data_dir / 'pgdata'}"
+        return PostgresStore(dsn, pool_size=pool, wait=False)
+
+    def _run_schedule(self, name: str) -> None:
+        current = self.scheduler.schedules
+        if current is not None:
+            self.runner.run(current, name)
+
+    def _register_gauges(self) -> None:
+        def open_findings() -> list[tuple[dict[str, str], float]]:
+            try:
+                rows = self.store.open_findings()
+            except StoreError:
+                self.metrics.store_errors.labels("scrape").inc()
+                return []
+            return [({"connection": c, "collection": f"{d}.{coll}", "severity": s}, float(n))
+                    for c, d, coll, s, n in rows]
+
+        def next_runs() -> list[tuple[dict[str, str], float]]:
+            return [({"schedule": n}, t.timestamp()) for n, t in self.scheduler.next_run_times().items() if t]
+
+        def schedules() -> list[tuple[dict[str, str], float]]:
+            current = self.scheduler.schedules
+            if current is None:
+                return []
+            enabled = sum(1 for s in current.schedules.values() if s.enabled)
+            return [({"state": "enabled"}, float(enabled)),
+                    ({"state": "disabled"}, float(len(current.schedules) - enabled))]
+
+        self.metrics.gauge_from("argus_open_findings", "Findings in each collection's latest stored run",
+                                ["connection", "collection", "severity"], open_findings)
+        self.metrics.gauge_from("argus_next_run_timestamp_seconds", "When each schedule fires next",
+                                ["schedule"], next_runs)
+        self.metrics.gauge_from("argus_schedules", "Schedules loaded", ["state"], schedules)
+        self.metrics.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database",
+                                [], lambda: [({}, float(len(self.spool)))])
+
+    # --- reload ----------------------------------------------------------------------------------
+
+    def _stat(self) -> tuple[int, int] | None:
+        try:
+            st = self.schedules_path.stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def _watch(self) -> None:
+        while not self._stop.is_set():
+            woke = self._reload.wait(self.settings.reload_poll_s)
+            if self._stop.is_set():
+                return
+            if woke:
+                self._reload.clear()
+                self.reload("SIGHUP")
+            elif self._stat() != self._file_version:
+                self.reload("file changed")
+
+    def reload(self, why: str) -> bool:
+        """Apply the schedules file if it is valid; otherwise keep the last good schedules."""
+        self._file_version = self._stat()
+        try:
+            new = load_schedules(self.schedules_path)
+        except ScheduleError as exc:
+            self.metrics.reload_errors.inc()
+            self.metrics.reloads.labels("invalid").inc()
+            self._last_reload.update(error=exc.problems, error_at=self.clock.now().isoformat())
+            log.error("schedules_invalid", why=why, problems=exc.problems, kept=len(self._current().schedules))
+            return False
+        if new.digest == self._current().digest:
+            return True
+        changes = self.scheduler.apply(new)
+        self.metrics.reloads.labels("ok").inc()
+        self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
+        log.info("schedules_loaded", why=why, **changes)
+        return True
+
+    def _current(self) -> ScheduleSet:
+        current = self.scheduler.schedules
+        assert current is not None
+        return current
+
+    def request_reload(self) -> None:
+        self._reload.set()
+
+    # --- maintenance -----------------------------------------------------------------------------
+
+    def _maintenance(self) -> None:
+        last_prune = 0.0
+        while not self._stop.wait(_MAINTENANCE_S):
+            if len(self.spool):
+                left = self.runner.drain()
+                if not left:
+                    log.info("spool_drained")
+            if time.monotonic() - last_prune >= _PRUNE_EVERY_S:
+                try:
+                    self.store.prune(self.clock.now(), self.settings.retention_days)
+                    last_prune = time.monotonic()
+                except StoreError:
+                    self.metrics.store_errors.labels("prune").inc()
+
+    # --- health ----------------------------------------------------------------------------------
+
+    def ready(self) -> tuple[bool, list[str]]:
+        at, ok, reasons = self._ready_cache
+        if time.monotonic() - at < _READY_CACHE_S:
+            return ok, reasons
+        reasons = []
+        if self.scheduler.schedules is None:
+            reasons.append("schedules not loaded")
+        if self._stop.is_set():
+            reasons.append("shutting down")
+        if not self.store.ping():
+            reasons.append(f"history database unreachable ({self.store_where})")
+        spooled = len(self.spool)
+        if spooled:
+            reasons.append(f"{spooled} report(s) waiting in the spool for the database")
+        self._ready_cache = (time.monotonic(), not reasons, reasons)
+        return not reasons, reasons
+
+    def status(self) -> dict[str, Any]:
+        now = self.clock.now()
+        current = self.scheduler.schedules
+        next_runs = self.scheduler.next_run_times()
+        try:
+            stored = self.store.last_runs_by_schedule()
+        except StoreError:
+            stored = {}
+        running = {p.schedule: p for p in self.runner.running()}
+        rows = []
+        for name, s in sorted((current.schedules if current else {}).items()):
+            last = stored.get(name)
+            mem = self.runner.last_reports.get(name)
+            last_run: dict[str, Any] | None = None
+            if mem is not None and (last is None or mem.started_at >= last.started_at):
+                last_run = {"run_id": str(mem.run_id), "outcome": mem.outcome, "started_at": mem.started_at.isoformat(),
+                            "finished_at": mem.finished_at.isoformat(), "findings": len(mem.findings),
+                            "error": mem.error}
+            elif last is not None:
+                last_run = {"run_id": str(last.id), "outcome": last.outcome, "started_at": last.started_at.isoformat(),
+                            "findings": last.findings, "error": last.error}
+            nxt = next_runs.get(name)
+            rows.append({"name": name, "connection": s.connection, "database": s.database,
+                         "collection": s.collection, "enabled": s.enabled, "trigger": s.trigger.describe(),
+                         "labels": s.settings.labels, "next_run_at": nxt.isoformat() if nxt else None,
+                         "last_run": last_run, "running": name in running})
+        return {
+            "version": ARGUS_VERSION, "started_at": self.started_at.isoformat(), "now": now.isoformat(),
+            "schedules_file": str(self.schedules_path), "reload": self._last_reload,
+            "store": {"where": self.store_where, "spooled_reports": len(self.spool)},
+            "schedules": rows, "in_progress": [p.as_json(now) for p in self.runner.running()],
+        }
+
+    # --- stop ------------------------------------------------------------------------------------
+
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGTERM, lambda *_: self.request_stop("SIGTERM"))
+        signal.signal(signal.SIGINT, lambda *_: self.request_stop("SIGINT"))
+        signal.signal(signal.SIGHUP, lambda *_: self.request_reload())
+
+    def request_stop(self, why: str = "requested") -> None:
+        if not self._stop.is_set():
+            log.info("shutdown_requested", why=why)
+        self._stop.set()
+        self._reload.set()  # wake the watcher so it sees the stop
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._stop.wait(timeout)
+
+    def shutdown(self) -> list[str]:
+        """Stop triggers, let audits finish within the grace period, interrupt the rest, store
+        everything that can be stored. Returns the names of audits that had to be interrupted."""
+        self._stop.set()
+        self.scheduler.stop_taking_triggers()
+        grace = self.settings.shutdown_grace_s
+        interrupted: list[str] = []
+        if not self.runner.wait_idle(grace):
+            running = self.runner.running()
+            interrupted = [p.schedule for p in running]
+            log.warning("audits_interrupted", schedules=interrupted, grace_s=grace)
+            self.runner.interrupt_all()
+            # An interrupted audit stops at its next iteration; a query in flight ends at its maxTimeMS.
+            if not self.runner.wait_idle(self.settings.max_time_ms / 1000 + 5):
+                current = self.scheduler.schedules
+                for p in self.runner.running():
+                    if current and p.schedule in current.schedules:
+                        report = self.runner.failed_report(current.schedules[p.schedule], p,
+                                                           "interrupted at shutdown while a query was running",
+                                                           reason="interrupted")
+                        self.runner.finish(p.schedule, report)
+        left = self.runner.drain()
+        if left:
+            log.warning("shutdown_with_spooled_reports", spooled=left, spool=str(self.spool.directory))
+        if self.http is not None:
+            self.http.stop()
+        self.store.close()
+        self.sources.close()
+        log.info("daemon_stopped", interrupted=len(interrupted), spooled=left)
+        return interrupted
