@@ -2,7 +2,9 @@
 
 A heavy tail is not an outlier: the fence sits well outside the bulk (on a log scale for
 right-skewed positive fields such as amounts and durations), and a value beyond it counts only
-when a gap separates it from the bulk. The gap is checked on the whole collection (the largest
+when a gap separates it from the bulk. A tail heavier than log-normal (a power law: followers,
+views, file sizes) has sparse extremes by nature, so no gap there proves anything: such a field
+gets no statistical fence, only the hard rules. The gap is checked on the whole collection (the largest
 value inside the fence against the smallest outside), so a natural tail that merely reaches past
 the fence is never reported. Impossible values need no gap: negatives in a quantity, a zero
 price, an age of 999, a date decades from now.
@@ -20,10 +22,12 @@ from agent.tools.models import DateStats, NumericStats
 
 __all__ = ["Fence", "RangePlan", "date_plan", "detached", "numeric_plan"]
 
-FENCE_WIDTHS = 0.6      # fence distance beyond p01/p99, in robust widths of the bulk
+FENCE_WIDTHS = 0.8      # fence distance beyond p01/p99, in robust widths of the bulk (about 6 sigma)
 GAP_WIDTHS = 0.25       # an outlier must sit this far (in widths) from the largest normal value
 SKEW_FOR_LOG = 3.0      # (p99 - p50) / (p50 - p01) above this → work on a log scale
 RARE_SHARE = 0.02       # negatives or zeros above this share are part of the data, not defects
+HEAVY_TAIL = 1.1        # (p99 - p90) / (p90 - p50) above this on the working scale: a power-law tail
+HUGS_ZERO = 0.2         # p01 below this fraction of the median: the values have a floor at zero
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OLDEST_PLAUSIBLE = datetime(1900, 1, 1, tzinfo=UTC)
 
@@ -99,7 +103,7 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     if hints.positive and stats.negative_count + stats.zero_count <= RARE_SHARE * n:
         plan.conditions.append(("zero or negative", {"$lte": 0}))
     elif not hints.signed and stats.negative_count <= RARE_SHARE * n and q["p05"] >= 0 \
-            and (hints.nonnegative or q["p01"] >= 0 or stats.negative_count > 0):
+            and (hints.nonnegative or 0 <= q["p01"] <= HUGS_ZERO * q["p50"]):
         plan.conditions.append(("negative", {"$lt": 0}))
     if hints.bounds is not None:
         lo, hi = hints.bounds
@@ -124,17 +128,25 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     gap = GAP_WIDTHS * width
     tail = [v for v, _ in stats.high_tail]
     upper = _sample_gap(tail, scale, q["p90"], q["p99"], gap, upward=True)
-    if upper is None:
+    if upper is None and not _heavy(scale.to(q["p50"]), scale.to(q["p90"]), scale.to(q["p99"])):
         upper = scale.back(scale.to(q["p99"]) + FENCE_WIDTHS * width)
-    plan.fences.append(Fence("above", upper, gap, scale))
+    if upper is not None:
+        plan.fences.append(Fence("above", upper, gap, scale))
     if not scale.log:
         low = [v for v, _ in stats.low_tail]
         lower = _sample_gap(low, scale, q["p10"], q["p01"], gap, upward=False)
-        if lower is None:
+        if lower is None and not _heavy(-q["p50"], -q["p10"], -q["p01"]):
             lower = q["p01"] - FENCE_WIDTHS * width
-        if not (lower < 0 and any(r in ("negative", "zero or negative") for r, _ in plan.conditions)):
+        if lower is not None and not (lower < 0 and any(r in ("negative", "zero or negative")
+                                                         for r, _ in plan.conditions)):
             plan.fences.append(Fence("below", lower, gap, scale))
     return plan
+
+
+def _heavy(mid: float, outer: float, extreme: float) -> bool:
+    """A tail that spreads faster than a normal one (quantiles on the working scale)."""
+    inner = outer - mid
+    return inner > 0 and (extreme - outer) > HEAVY_TAIL * inner
 
 
 def _epoch(d: datetime) -> float:

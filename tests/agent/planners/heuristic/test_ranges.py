@@ -58,7 +58,22 @@ def test_clean_distributions_are_never_flagged(seed: int, kind: str) -> None:
     rng = random.Random(seed)
     population = [_DISTRIBUTIONS[kind](rng) for _ in range(20_000)]
     sample = rng.sample(population, 1000)
-    assert _flagged(population, sample, "amount") == []
+    assert _flagged(population, sample, "measure") == []
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000))
+def test_clean_amounts_with_a_zero_floor_are_never_flagged(seed: int) -> None:
+    rng = random.Random(seed)
+    population = [round(rng.lognormvariate(4, 1.2), 2) for _ in range(20_000)]
+    assert _flagged(population, rng.sample(population, 1000), "amount") == []
+
+
+def test_a_power_law_tail_gets_no_magnitude_fence() -> None:
+    rng = random.Random(258)  # a seed whose clean Pareto sample once looked like it had outliers
+    population = [10 * rng.paretovariate(2.5) for _ in range(20_000)]
+    plan = numeric_plan(_stats(rng.sample(population, 1000)), hints_for("followers"))
+    assert [f.side for f in plan.fences] == []
 
 
 def test_absurd_values_in_a_long_tail_are_flagged() -> None:
