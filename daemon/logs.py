@@ -24,6 +24,8 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        # Look stderr up when a logger is made, not now: whoever replaced sys.stderr since (a test
+        # runner, a supervisor) gets the lines, and a closed stream is never written to.
+        logger_factory=lambda *_: structlog.PrintLogger(sys.stderr),
         cache_logger_on_first_use=False,
     )

@@ -14,6 +14,15 @@ from agent.tools.target import AuditTarget
 _names = itertools.count()
 
 
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Any:
+    """Each test starts with structlog's defaults, whatever an earlier test configured."""
+    import structlog
+
+    yield
+    structlog.reset_defaults()
+
+
 class RecordingCollection:
     """A real mongomock collection that also records the keyword arguments of each read."""
 

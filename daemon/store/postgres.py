@@ -208,9 +208,10 @@ class PostgresStore:
                    from runs r where r.schedule is not null order by r.schedule, r.started_at desc""").fetchall()
         return {r["schedule"]: RunSummary.model_validate(r) for r in rows}
 
-    def ping(self) -> bool:
+    def ping(self, timeout: float = 0.5) -> bool:
+        """Is the database reachable? Answers within about ``timeout`` (health probes are short)."""
         try:
-            with self._conn() as conn:
+            with self._conn(timeout=timeout) as conn:
                 conn.execute("select 1")
             return True
         except StoreError:
