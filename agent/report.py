@@ -48,7 +48,8 @@ class AuditReport(BaseModel):
     database: str
     collection: str
     schedule: str | None = None
-    scheduled_for: datetime | None = Field(None, description="the trigger's time before jitter, when scheduled")
+    scheduled_for: datetime | None = Field(None, description="when the trigger was due to fire (after jitter); "
+                                                             "None for an ad-hoc run")
     replica: str | None = Field(None, description="the daemon process that ran it")
     planner: str
     model: str | None = None

@@ -383,7 +383,7 @@ def run(name: Annotated[str, typer.Argument(help="the schedule to run")],
     runner = ScheduleRunner(store=history_store, spool=Spool(settings.data_dir / "spool"), metrics=Metrics(),
                             settings=settings)
     try:
-        report = runner.run(loaded, name, scheduled=False)
+        report = runner.run(loaded, name)
     finally:
         runner.sources.close()
         history_store.close()

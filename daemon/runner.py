@@ -93,24 +93,26 @@ class ScheduleRunner:
 
     # --- a trigger -----------------------------------------------------------------------------
 
-    def run(self, schedules: ScheduleSet, name: str, *, scheduled: bool = True) -> AuditReport | None:
-        """Run schedule ``name`` now. ``scheduled``: a trigger (claims its slot, measures lateness);
-        otherwise an ad-hoc run (`argus run`). Returns the report, or None when skipped."""
+    def run(self, schedules: ScheduleSet, name: str, *, scheduled_at: datetime | None = None) -> AuditReport | None:
+        """Run schedule ``name`` now. With ``scheduled_at`` (the firing's time, after jitter) it is
+        a trigger: it claims its slot and measures lateness; without, an ad-hoc run (`argus run`).
+        Returns the report, or None when skipped."""
         schedule = schedules.schedules[name]
         now = self.clock.now()
-        slot = slot_of(schedule.trigger, now) if scheduled else None
+        run_id = uuid4()
         bound = log.bind(schedule=name)
         try:
             with self.store.schedule_lock(name) as locked:
                 if not locked:
                     self._skip(name, "locked", "another replica is running this schedule")
                     return None
-                if slot is not None:
-                    if not self.store.claim_trigger(name, slot, self.replica):
+                if scheduled_at is not None:
+                    slot = slot_of(schedule.trigger, scheduled_at)
+                    if not self.store.claim_trigger(name, slot, self.replica, run_id):
                         self._skip(name, "already_ran", "another replica ran this trigger")
                         return None
-                    self.metrics.lateness.observe(max((now - slot).total_seconds(), 0.0))
-                report = self._audit(schedules, schedule, slot)
+                    self.metrics.lateness.observe(max((now - scheduled_at).total_seconds(), 0.0))
+                report = self._audit(schedules, schedule, scheduled_at, run_id)
         except StoreUnavailable as exc:
             self.metrics.store_errors.labels("lock").inc()
             self._skip(name, "store_unavailable", str(exc))
@@ -122,9 +124,9 @@ class ScheduleRunner:
         self.metrics.skipped.labels(name, reason).inc()
         log.info("trigger_skipped", schedule=name, reason=reason, detail=why)
 
-    def _audit(self, schedules: ScheduleSet, schedule: ResolvedSchedule, slot: datetime | None) -> AuditReport:
+    def _audit(self, schedules: ScheduleSet, schedule: ResolvedSchedule, scheduled_at: datetime | None,
+               run_id: UUID) -> AuditReport:
         options = schedule.settings.audit_options()
-        run_id = uuid4()
         progress = Progress(schedule.name, run_id, self.clock.now(), options.max_iterations, options.time_budget_s,
                             f"{schedule.database}.{schedule.collection}")
         with self._lock:
@@ -137,7 +139,8 @@ class ScheduleRunner:
                 self.in_progress.pop(run_id, None)
                 self.metrics.in_progress.set(len(self.in_progress))
                 self._idle.notify_all()
-        report = report.model_copy(update={"schedule": schedule.name, "scheduled_for": slot, "replica": self.replica})
+        report = report.model_copy(update={"schedule": schedule.name, "scheduled_for": scheduled_at,
+                                           "replica": self.replica})
         self.finish(schedule.name, report)
         return report
 

@@ -8,13 +8,15 @@ place: running audits are not disturbed, and changed settings apply from the nex
 
 from __future__ import annotations
 
+import concurrent.futures
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEvent
-from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.executors.pool import BasePoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from agent.clock import Clock, SystemClock
@@ -26,9 +28,39 @@ __all__ = ["AuditScheduler"]
 
 log = structlog.get_logger("argus.scheduler")
 
+_firing = threading.local()
+
+
+def scheduled_time() -> datetime | None:
+    """The time the firing running in this thread was scheduled for (after jitter)."""
+    return getattr(_firing, "at", None)
+
+
+def _with_scheduled_time(at: datetime | None, fn: Callable[..., Any], *args: Any) -> Any:
+    _firing.at = at
+    try:
+        return fn(*args)
+    finally:
+        _firing.at = None
+
+
+class _TimedPool(concurrent.futures.ThreadPoolExecutor):
+    """APScheduler 3 calls ``run_job(job, jobstore_alias, run_times, logger_name)`` through its
+    pool but does not pass the run time to the job function; this pool hands it over."""
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[Any]:
+        run_times = args[2] if len(args) > 2 else None
+        at = run_times[-1] if run_times else None  # coalesced: the latest firing
+        return super().submit(_with_scheduled_time, at, fn, *args, **kwargs)
+
+
+class _AuditExecutor(BasePoolExecutor):
+    def __init__(self, max_workers: int) -> None:
+        super().__init__(_TimedPool(max_workers, thread_name_prefix="argus-audit"))
+
 
 class AuditScheduler:
-    def __init__(self, run: Callable[[str], object], metrics: Metrics, *, workers: int = 4,
+    def __init__(self, run: Callable[[str, datetime | None], object], metrics: Metrics, *, workers: int = 4,
                  misfire_grace_s: float = 60.0, clock: Clock | None = None) -> None:
         self._run = run
         self._metrics = metrics
@@ -37,7 +69,7 @@ class AuditScheduler:
         self._current: ScheduleSet | None = None
         self._stopping = threading.Event()
         self._aps = BackgroundScheduler(
-            executors={"default": ThreadPoolExecutor(max_workers=workers)},
+            executors={"default": _AuditExecutor(workers)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": int(misfire_grace_s)},
             timezone=UTC)
         self._aps.add_listener(self._on_event, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES | EVENT_JOB_ERROR)
@@ -81,7 +113,7 @@ class AuditScheduler:
         current = self._current
         if current is None or name not in current.schedules or not current.schedules[name].enabled:
             return  # removed by a reload after this firing was queued
-        self._run(name)
+        self._run(name, scheduled_time())
 
     def _on_event(self, event: JobEvent) -> None:
         name = event.job_id

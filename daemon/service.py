@@ -10,6 +10,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -94,10 +95,10 @@ class Daemon:
             self.store_where = f"embedded PostgreSQL in {self.settings.data_dir / 'pgdata'}"
         return PostgresStore(dsn, pool_size=pool, wait=False)
 
-    def _run_schedule(self, name: str) -> None:
+    def _run_schedule(self, name: str, at: datetime | None) -> None:
         current = self.scheduler.schedules
         if current is not None:
-            self.runner.run(current, name)
+            self.runner.run(current, name, scheduled_at=at or self.clock.now())
 
     def _register_gauges(self) -> None:
         def open_findings() -> list[tuple[dict[str, str], float]]:

@@ -13,6 +13,7 @@ the spring change skips fires once, an hour later.
 
 from __future__ import annotations
 
+import random
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -23,7 +24,7 @@ from apscheduler.triggers.interval import IntervalTrigger as ApsInterval
 
 from config.schedules import CronTrigger, IntervalTrigger, parse_cron
 
-__all__ = ["ORIGIN", "DstSafe", "aps_trigger", "next_fire_times", "slot_of"]
+__all__ = ["ORIGIN", "DstSafe", "GridInterval", "aps_trigger", "next_fire_times", "slot_of"]
 
 ORIGIN = datetime(2000, 1, 1, tzinfo=UTC)
 _PROBE = timedelta(minutes=1)
@@ -52,11 +53,38 @@ class DstSafe(BaseTrigger):
         return str(self.inner)
 
 
+class GridInterval(BaseTrigger):
+    """Every ``step`` seconds on a fixed grid, each firing delayed by up to ``jitter`` seconds.
+
+    APScheduler's own interval jitter adds to the previous, already jittered, firing, so an
+    "every 30s, jitter 25s" schedule drifts to about every 42 s and skips slots. Here every
+    firing stays within its own slot: [slot, slot + jitter].
+    """
+
+    def __init__(self, step: float, jitter: float | None = None) -> None:
+        self.step = step
+        self.jitter = jitter or 0.0
+        self._grid = ApsInterval(seconds=step, start_date=ORIGIN, timezone=UTC)
+
+    def _floor(self, at: datetime) -> datetime:
+        index = int((at.astimezone(UTC) - ORIGIN).total_seconds() // self.step)
+        return ORIGIN + timedelta(seconds=index * self.step)
+
+    def get_next_fire_time(self, previous_fire_time: datetime | None, now: datetime) -> datetime | None:
+        base_previous = None if previous_fire_time is None else self._floor(previous_fire_time)
+        base = self._grid.get_next_fire_time(base_previous, now)
+        if base is None or not self.jitter:
+            return base
+        return base + timedelta(seconds=random.uniform(0, self.jitter))
+
+    def __str__(self) -> str:
+        return f"every {self.step:g}s" + (f" ±{self.jitter:g}s" if self.jitter else "")
+
+
 def aps_trigger(trigger: CronTrigger | IntervalTrigger, *, with_jitter: bool = True) -> BaseTrigger:
     jitter = int(trigger.jitter.total_seconds()) if (with_jitter and trigger.jitter) else None
     if isinstance(trigger, IntervalTrigger):
-        return ApsInterval(seconds=trigger.every.total_seconds(), start_date=ORIGIN, timezone=UTC,
-                           jitter=jitter or None)
+        return GridInterval(trigger.every.total_seconds(), jitter)
     spec = parse_cron(trigger.cron)
     tz = ZoneInfo(trigger.timezone)
     common = {"minute": spec.minute, "hour": spec.hour, "month": spec.month, "timezone": tz}

@@ -127,6 +127,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         schedule text not null,
         slot timestamptz not null,
         replica text not null,
+        run_id uuid not null,
         claimed_at timestamptz not null default now(),
         primary key (schedule, slot)
     );

@@ -178,11 +178,12 @@ class PostgresStore:
                         conn.execute("select pg_advisory_unlock(%s)", (key,))
                         conn.commit()
 
-    def claim_trigger(self, schedule: str, slot: datetime, replica: str) -> bool:
-        """Claim one firing of ``schedule``; False when another replica already has it."""
+    def claim_trigger(self, schedule: str, slot: datetime, replica: str, run_id: UUID) -> bool:
+        """Claim one firing of ``schedule`` for ``run_id``; False when another replica already has it."""
         with self._conn() as conn, conn.transaction():
-            row = conn.execute("""insert into schedule_triggers (schedule, slot, replica) values (%s, %s, %s)
-                                  on conflict do nothing returning 1""", (schedule, slot, replica)).fetchone()
+            row = conn.execute("""insert into schedule_triggers (schedule, slot, replica, run_id)
+                                  values (%s, %s, %s, %s) on conflict do nothing returning 1""",
+                               (schedule, slot, replica, run_id)).fetchone()
         return row is not None
 
     def open_findings(self) -> list[tuple[str, str, str, str, int]]:

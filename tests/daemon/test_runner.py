@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 import threading
+from datetime import datetime
 from pathlib import Path
 
 import psycopg
@@ -19,6 +20,7 @@ from daemon.spool import Spool
 from daemon.store import PostgresStore
 
 NOW_TEXT = "2026-05-01T10:00:07+00:00"
+AT = datetime.fromisoformat("2026-05-01T10:00:02+00:00")   # the firing: due at 10:00:02 (slot 10:00 + jitter)
 
 
 @pytest.fixture
@@ -39,8 +41,6 @@ def schedules(tmp_path: Path) -> ScheduleSet:
 
 
 def _runner(store: PostgresStore, tmp_path: Path, replica: str = "r1", spool: str = "spool") -> ScheduleRunner:
-    from datetime import datetime
-
     clock = ManualClock(datetime.fromisoformat(NOW_TEXT))
     return ScheduleRunner(store=store, spool=Spool(tmp_path / spool), metrics=Metrics(),
                           settings=Settings(data_dir=tmp_path), clock=clock, replica=replica)
@@ -55,22 +55,24 @@ def _runs(dsn: str) -> list[tuple]:
 def test_a_trigger_stores_its_report_with_schedule_slot_and_replica(store: PostgresStore, pg_dsn: str,
                                                                     schedules: ScheduleSet, tmp_path: Path) -> None:
     runner = _runner(store, tmp_path)
-    report = runner.run(schedules, "orders")
+    report = runner.run(schedules, "orders", scheduled_at=AT)
     assert report is not None and report.outcome == "succeeded"
     [(schedule, outcome, slot, replica, _)] = _runs(pg_dsn)
-    assert (schedule, outcome, slot.isoformat(), replica) == ("orders", "succeeded", "2026-05-01T10:00:00+00:00",
-                                                              "r1")
+    assert (schedule, outcome, slot, replica) == ("orders", "succeeded", AT, "r1")
     assert runner.metrics.sample("argus_audit_runs_total", {"schedule": "orders", "outcome": "succeeded"}) == 1
     assert runner.metrics.sample("argus_findings_new_total", {"schedule": "orders", "severity": "high"}) == 1
-    assert runner.metrics.sample("argus_trigger_lateness_seconds_sum") == 7.0
+    assert runner.metrics.sample("argus_trigger_lateness_seconds_sum") == 5.0     # started at 10:00:07
+    with psycopg.connect(pg_dsn) as conn:
+        claim = conn.execute("select slot, run_id from schedule_triggers").fetchone()
+    assert claim == (datetime.fromisoformat("2026-05-01T10:00:00+00:00"), report.run_id)
     assert len(runner.spool) == 0
 
 
 def test_a_trigger_runs_once_however_many_replicas_see_it(store: PostgresStore, pg_dsn: str, schedules: ScheduleSet,
                                                           tmp_path: Path) -> None:
     first, second = _runner(store, tmp_path, "r1"), _runner(store, tmp_path, "r2", spool="spool2")
-    assert first.run(schedules, "orders") is not None
-    assert second.run(schedules, "orders") is None
+    assert first.run(schedules, "orders", scheduled_at=AT) is not None
+    assert second.run(schedules, "orders", scheduled_at=AT) is None
     assert second.metrics.sample("argus_triggers_skipped_total", {"schedule": "orders", "reason": "already_ran"}) == 1
     assert len(_runs(pg_dsn)) == 1
 
@@ -90,7 +92,7 @@ def test_a_schedule_running_elsewhere_is_skipped(store: PostgresStore, schedules
     try:
         assert held.wait(10)
         runner = _runner(store, tmp_path)
-        assert runner.run(schedules, "orders") is None
+        assert runner.run(schedules, "orders", scheduled_at=AT) is None
         assert runner.metrics.sample("argus_triggers_skipped_total", {"schedule": "orders", "reason": "locked"}) == 1
     finally:
         release.set()
@@ -101,7 +103,7 @@ def test_without_the_database_nothing_runs(schedules: ScheduleSet, tmp_path: Pat
     down = PostgresStore(f"postgresql://argus@/argus?host={tmp_path}&port=9", wait=False, connect_timeout_s=0.5)
     runner = _runner(down, tmp_path)
     try:
-        assert runner.run(schedules, "orders") is None
+        assert runner.run(schedules, "orders", scheduled_at=AT) is None
         assert runner.metrics.sample("argus_triggers_skipped_total",
                                      {"schedule": "orders", "reason": "store_unavailable"}) == 1
         assert runner.metrics.sample("argus_audit_runs_total", {"schedule": "orders", "outcome": "succeeded"}) is None
@@ -112,7 +114,7 @@ def test_without_the_database_nothing_runs(schedules: ScheduleSet, tmp_path: Pat
 def test_a_failing_audit_is_stored_as_failed_with_its_error(store: PostgresStore, pg_dsn: str,
                                                              schedules: ScheduleSet, tmp_path: Path) -> None:
     runner = _runner(store, tmp_path)
-    report = runner.run(schedules, "broken")
+    report = runner.run(schedules, "broken", scheduled_at=AT)
     assert report is not None and report.outcome == "failed"
     [(_, outcome, _, _, error)] = _runs(pg_dsn)
     assert outcome == "failed" and error == f"{tmp_path / 'nowhere.jsonl'}: No such file or directory"
@@ -122,7 +124,7 @@ def test_a_failing_audit_is_stored_as_failed_with_its_error(store: PostgresStore
 def test_reports_wait_in_the_spool_and_are_stored_in_order_once(store: PostgresStore, pg_dsn: str,
                                                                   schedules: ScheduleSet, tmp_path: Path) -> None:
     up = _runner(store, tmp_path)
-    first = up.run(schedules, "orders")
+    first = up.run(schedules, "orders", scheduled_at=AT)
     assert first is not None
     down = PostgresStore(f"postgresql://argus@/argus?host={tmp_path}&port=9", wait=False, connect_timeout_s=0.5)
     try:
@@ -158,7 +160,7 @@ def test_an_interrupted_audit_is_stored_as_partial(store: PostgresStore, pg_dsn:
         return original(*args, **kwargs)
 
     runner.sources.target = target_then_stop  # type: ignore[method-assign]
-    report = runner.run(schedules, "orders")
+    report = runner.run(schedules, "orders", scheduled_at=AT)
     assert report is not None and (report.outcome, report.termination_reason) == ("partial", "interrupted")
     assert _runs(pg_dsn)[0][1] == "partial"
 

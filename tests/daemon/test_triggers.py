@@ -61,6 +61,19 @@ def test_interval_firings_are_the_same_in_every_replica() -> None:
     assert a == b == datetime(2026, 1, 1, 10, 30, tzinfo=UTC)
 
 
+def test_a_jittered_interval_fires_once_in_every_slot_without_drifting() -> None:
+    trigger = aps_trigger(IntervalTrigger(every=timedelta(seconds=30), jitter=timedelta(seconds=25)))
+    now = datetime(2026, 1, 1, 10, 0, 1, tzinfo=UTC)
+    previous, fired = None, []
+    for _ in range(200):
+        previous = trigger.get_next_fire_time(previous, now)
+        fired.append(previous)
+        now = previous
+    slots = [slot_of(IntervalTrigger(every=timedelta(seconds=30)), t) for t in fired]
+    assert slots == [datetime(2026, 1, 1, 10, 0, 30, tzinfo=UTC) + timedelta(seconds=30 * i) for i in range(200)]
+    assert all(timedelta(0) <= t - s <= timedelta(seconds=25) for t, s in zip(fired, slots, strict=True))
+
+
 @pytest.mark.parametrize(("trigger", "run", "slot"), [
     (IntervalTrigger(every=timedelta(minutes=30), jitter=timedelta(minutes=5)),
      datetime(2026, 1, 1, 10, 34, tzinfo=UTC), datetime(2026, 1, 1, 10, 30, tzinfo=UTC)),
@@ -83,8 +96,7 @@ def _set(every: float, grace_name: str = "s") -> ScheduleSet:
 
 
 def _wait_for(predicate, timeout: float = 5.0) -> bool:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    for _ in range(int(timeout / 0.01)):   # counts sleeps: freezegun also freezes time.monotonic
         if predicate():
             return True
         time.sleep(0.01)
@@ -92,11 +104,10 @@ def _wait_for(predicate, timeout: float = 5.0) -> bool:  # type: ignore[no-untyp
 
 
 def test_a_pause_collapses_missed_firings_into_one_run() -> None:
-    runs: list[datetime] = []
-    with freeze_time("2026-01-01 00:00:00", tick=False) as frozen:
+    runs: list[datetime | None] = []
+    with freeze_time("2026-01-01 00:00:01", tick=False) as frozen:  # not on a firing: no race with start()
         metrics = Metrics()
-        scheduler = AuditScheduler(lambda name: runs.append(datetime.now(UTC)), metrics, workers=1,
-                                   misfire_grace_s=5)
+        scheduler = AuditScheduler(lambda name, at: runs.append(at), metrics, workers=1, misfire_grace_s=5)
         scheduler.apply(_set(10))
         scheduler.start()
         try:
@@ -108,6 +119,8 @@ def test_a_pause_collapses_missed_firings_into_one_run() -> None:
             assert _wait_for(lambda: len(runs) == 2)
             time.sleep(0.2)
             assert len(runs) == 2                          # five missed firings ran once, not five times
+            assert runs == [datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC),   # each run knows its firing
+                            datetime(2026, 1, 1, 0, 1, 0, tzinfo=UTC)]
             frozen.move_to("2026-01-01 00:02:38")          # paused again, resuming 8 s after a firing
             scheduler._aps.wakeup()
             assert _wait_for(lambda: metrics.sample("argus_triggers_skipped_total",
@@ -120,9 +133,9 @@ def test_a_pause_collapses_missed_firings_into_one_run() -> None:
 def test_a_slow_audit_never_overlaps_itself() -> None:
     release = threading.Event()
     started: list[int] = []
-    with freeze_time("2026-01-01 00:00:00", tick=False) as frozen:
+    with freeze_time("2026-01-01 00:00:01", tick=False) as frozen:
         metrics = Metrics()
-        scheduler = AuditScheduler(lambda name: (started.append(1), release.wait(5)), metrics, workers=4)
+        scheduler = AuditScheduler(lambda name, at: (started.append(1), release.wait(5)), metrics, workers=4)
         scheduler.apply(_set(10))
         scheduler.start()
         try:
