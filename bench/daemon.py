@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""Daemon benchmark: 200 schedules on a fast interval against small collections.
+
+Starts a real `argus daemon` (heuristic planner, embedded PostgreSQL in a scratch directory),
+lets it run, and prints runs completed per minute, trigger lateness (audit start minus the
+trigger's scheduled time, from the stored runs) at p50/p99, and the daemon's resident memory
+after warm-up and at the end.
+
+Usage: python bench/daemon.py [--minutes 3] [--schedules 200] [--every 30s] [--workers 4]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# This file is bench/daemon.py: keep its folder off the import path so `daemon` is the package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+import argparse
+import json
+import os
+import random
+import signal
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import psutil
+import psycopg
+import yaml
+from bson import json_util
+
+from daemon.logs import configure_logging
+from daemon.store.embedded import start_embedded
+
+ARGUS = str(Path(sys.executable).with_name("argus"))
+
+
+def _collections(folder: Path, count: int) -> dict[str, str]:
+    rng = random.Random(7)
+    files = {}
+    for c in range(count):
+        docs = [{"sku": f"S{c}-{i:04d}", "qty": rng.randint(1, 9), "price": round(rng.lognormvariate(3, 0.8), 2),
+                 "status": rng.choice(["new", "paid", "shipped"]), "email": f"u{i}@example.com"} for i in range(100)]
+        for d in docs[:3]:
+            d["qty"] = -d["qty"]
+        path = folder / f"c{c:02d}.jsonl"
+        path.write_text("\n".join(json_util.dumps(d) for d in docs))
+        files[f"c{c:02d}"] = str(path)
+    return files
+
+
+def _ready(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=2) as resp:
+            return resp.status == 200
+    except OSError:
+        return False
+
+
+def _skips(port: int) -> dict[str, float]:
+    from prometheus_client.parser import text_string_to_metric_families
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as resp:
+        text = resp.read().decode()
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "argus_triggers_skipped_total":
+                reason = sample.labels["reason"]
+                out[reason] = out.get(reason, 0) + sample.value
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--minutes", type=float, default=3.0)
+    parser.add_argument("--schedules", type=int, default=200)
+    parser.add_argument("--every", default="30s")
+    parser.add_argument("--jitter", default=None, help="spread each firing by up to this much (e.g. 20s)")
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--port", type=int, default=19565)
+    args = parser.parse_args()
+    configure_logging("WARNING")
+    work = Path(tempfile.mkdtemp(prefix="argus-bench-daemon-"))
+    pg = start_embedded(work / "pg")
+    files = _collections(work, 20)
+    names = sorted(files)
+    schedules = {
+        "connections": {"files": {"files": files}},
+        "defaults": {"trigger": {"every": args.every, **({"jitter": args.jitter} if args.jitter else {})},
+                     "sample_size": 100},
+        "schedules": [{"name": f"s{i:03d}", "connection": "files", "database": "bench",
+                       "collection": names[i % len(names)]} for i in range(args.schedules)],
+    }
+    (work / "schedules.yaml").write_text(yaml.safe_dump(schedules))
+    env = {**os.environ, "ARGUS_DATABASE_URL": pg.uri, "ARGUS_DATA_DIR": str(work / "data"),
+           "ARGUS_WORKERS": str(args.workers), "ARGUS_LOG_LEVEL": "WARNING"}
+    log = (work / "daemon.log").open("w")
+    proc = subprocess.Popen([ARGUS, "daemon", "--schedules", str(work / "schedules.yaml"),
+                             "--listen", f"127.0.0.1:{args.port}"], env=env, stdout=log, stderr=subprocess.STDOUT)
+    daemon = psutil.Process(proc.pid)
+    rss: list[tuple[float, float]] = []
+    skipped: dict[str, float] = {}
+    try:
+        deadline = time.monotonic() + 60
+        while not _ready(args.port):
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise SystemExit(f"daemon did not become ready; log in {work / 'daemon.log'}")
+            time.sleep(0.5)
+        start = time.monotonic()
+        end = start + args.minutes * 60
+        while time.monotonic() < end and proc.poll() is None:
+            rss.append((time.monotonic() - start, daemon.memory_info().rss / 2**20))
+            time.sleep(5)
+        skipped = _skips(args.port)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(120)
+        log.close()
+    elapsed = time.monotonic() - start
+    with psycopg.connect(pg.uri) as conn:
+        total, ok, p50, p99 = conn.execute(
+            """select count(*), count(*) filter (where outcome = 'succeeded'),
+                      percentile_cont(0.5) within group (order by extract(epoch from started_at - scheduled_for)),
+                      percentile_cont(0.99) within group (order by extract(epoch from started_at - scheduled_for))
+               from runs where scheduled_for is not null""").fetchone()
+    pg.server.cleanup()
+    warm = [m for t, m in rss if t >= 60] or [m for _, m in rss]
+    jitter = f" (jitter {args.jitter})" if args.jitter else ""
+    print(f"{args.schedules} schedules every {args.every}{jitter}, {args.workers} workers, {elapsed / 60:.1f} minutes "
+          f"(log and data in {work})")
+    print(f"  runs completed      {total} ({ok} succeeded), {total / (elapsed / 60):.1f} per minute")
+    print(f"  triggers skipped    {', '.join(f'{k} {v:.0f}' for k, v in sorted(skipped.items())) or 'none'}")
+    print(f"  trigger lateness    p50 {p50:.2f} s, p99 {p99:.2f} s")
+    print(f"  resident memory     {rss[0][1]:.0f} MiB at start, {warm[0]:.0f} MiB after the first minute, "
+          f"{rss[-1][1]:.0f} MiB at the end (max {max(m for _, m in rss):.0f} MiB)")
+    print(json.dumps({"runs": total, "runs_per_minute": round(total / (elapsed / 60), 1), "lateness_p50_s": p50,
+                      "lateness_p99_s": p99, "rss_start_mib": round(rss[0][1]), "rss_warm_mib": round(warm[0]),
+                      "rss_end_mib": round(rss[-1][1])}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
