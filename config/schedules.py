@@ -18,7 +18,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -40,6 +40,7 @@ from pydantic import (
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.options import AuditOptions, PrivacyMode
+from config.alerts import AlertRoute, AlertsConfig, Channel
 
 __all__ = [
     "AuditSettings",
@@ -330,6 +331,7 @@ class _File(_Model):
     connections: dict[str, Connection] = Field(default_factory=dict)
     defaults: Defaults = Field(default_factory=Defaults)
     schedules: list[Schedule] = Field(default_factory=list)
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
 
     @model_validator(mode="after")
     def _references(self) -> _File:
@@ -381,6 +383,7 @@ class ScheduleSet:
     connections: dict[str, Connection]
     schedules: dict[str, ResolvedSchedule]
     digest: str
+    alerts: AlertsConfig = field(default_factory=AlertsConfig)
 
 
 def _resolve(file: _File, s: Schedule) -> ResolvedSchedule:
@@ -450,11 +453,17 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     """Keys allowed where ``loc`` (an unknown key) was found."""
     parent = [p for p in loc[:-1] if not isinstance(p, int)]
     if not parent:
-        return ["version", "connections", "defaults", "schedules"]
+        return ["version", "connections", "defaults", "schedules", "alerts"]
     if parent[-1] == "trigger":
         return ["cron", "timezone", "every", "jitter"]
     if parent[0] == "connections":
         return list(Connection.model_fields)
+    if parent[:2] == ["alerts", "channels"]:
+        return list(Channel.model_fields)
+    if parent[:2] == ["alerts", "routes"]:
+        return list(AlertRoute.model_fields)
+    if parent == ["alerts"]:
+        return list(AlertsConfig.model_fields)
     if parent == ["defaults"]:
         return list(Defaults.model_fields)
     if parent == ["schedules"]:
@@ -514,8 +523,10 @@ def load_schedules(path: str | Path) -> ScheduleSet:
     base = file.resolve().parent
     connections = {name: _absolute(c, base) for name, c in parsed.connections.items()}
     schedules = {s.name: _resolve(parsed, s) for s in parsed.schedules}
+    alerts = parsed.alerts.model_copy(update={"channels": {
+        name: _absolute_secrets(c, base) for name, c in parsed.alerts.channels.items()}})
     return ScheduleSet(path=file, connections=connections, schedules=schedules,
-                       digest=hashlib.sha256(text.encode()).hexdigest())
+                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts)
 
 
 def _problem_order(problem: str) -> tuple[int, str]:
@@ -531,3 +542,9 @@ def _absolute(conn: Connection, base: Path) -> Connection:
     if conn.uri_file is not None and not conn.uri_file.is_absolute():
         update["uri_file"] = base / conn.uri_file
     return conn.model_copy(update=update)
+
+
+def _absolute_secrets(channel: Channel, base: Path) -> Channel:
+    update = {key: base / path for key in ("url_file", "secret_file")
+              if (path := getattr(channel, key)) is not None and not path.is_absolute()}
+    return channel.model_copy(update=update)

@@ -45,6 +45,9 @@ class Settings(BaseSettings):
     misfire_grace_s: float = Field(60, gt=0, description="a trigger later than this is skipped (and counted)")
     shutdown_grace_s: float = Field(30, ge=0, description="how long running audits may finish on SIGTERM")
     reload_poll_s: float = Field(1.0, gt=0, description="how often the schedules file is checked for edits")
+    alert_poll_s: float = Field(2.0, gt=0, description="how often the alert outbox is checked for due alerts")
+    alert_retry_base_s: float = Field(5.0, gt=0, description="first retry delay of an undelivered alert (doubles)")
+    alert_retry_max_s: float = Field(600.0, gt=0, description="longest delay between two delivery attempts")
 
     @field_validator("database_url", mode="before")
     @classmethod

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, TypeVar
 from uuid import UUID
 
+import httpx
 import typer
 from rich.console import Console
 from rich.table import Table
@@ -25,8 +26,12 @@ from agent.planners.heuristic import HeuristicPlanner
 from agent.planners.replay import ReplayFirst
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
+from config.alerts import AlertsConfig
 from config.schedules import ScheduleError, load_schedules
 from config.settings import Settings
+from daemon.alerts.cli import register as register_alert_commands
+from daemon.alerts.policy import AlertPolicy
+from daemon.alerts.sender import AlertSender
 from daemon.http import parse_listen
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
@@ -44,6 +49,7 @@ from daemon.store import (
     open_store,
     store_configured,
 )
+from daemon.store.outbox import AlertOutbox
 from daemon.triggers import next_fire_times
 
 __all__ = ["app", "main"]
@@ -293,6 +299,8 @@ def prune(older_than: Annotated[float | None, typer.Option(help="days [default: 
     Console().print(f"pruned {deleted} run(s) older than {days:g} days", highlight=False)
 
 
+register_alert_commands(app, _with_store, _fail)
+
 schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files.")
 app.add_typer(schedules_app, name="schedules")
 
@@ -382,8 +390,11 @@ def run(name: Annotated[str, typer.Argument(help="the schedule to run")],
     history_store = _open_store(settings)
     runner = ScheduleRunner(store=history_store, spool=Spool(settings.data_dir / "spool"), metrics=Metrics(),
                             settings=settings)
+    runner.alerts = AlertPolicy.of(loaded)
     try:
         report = runner.run(loaded, name)
+        if report is not None and loaded.alerts.channels:
+            _deliver_alerts(history_store, loaded.alerts)
     finally:
         runner.sources.close()
         history_store.close()
@@ -395,6 +406,20 @@ def run(name: Annotated[str, typer.Argument(help="the schedule to run")],
     else:
         print_report(report, Console())
     raise typer.Exit(_exit_code(report, loaded.schedules[name].settings.fail_on))
+
+
+def _deliver_alerts(history_store: PostgresStore, config: AlertsConfig) -> None:
+    """One delivery attempt in the foreground; what fails waits in the outbox for the daemon."""
+    outbox = AlertOutbox(history_store)
+    with httpx.Client() as client:
+        try:
+            sent = AlertSender(outbox=outbox, config=lambda: config, client=client).deliver_due()
+            pending = outbox.pending()
+        except StoreError as exc:
+            Console(stderr=True).print(f"alerts: not delivered: {exc}", markup=False, highlight=False)
+            return
+    if sent or pending:
+        Console(stderr=True).print(f"alerts: {sent} delivered, {pending} waiting in the outbox", highlight=False)
 
 
 def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:

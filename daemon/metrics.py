@@ -76,6 +76,12 @@ class Metrics:
                                     ["operation"], registry=r)
         self.spooled = Counter("argus_reports_spooled", "Reports kept in the local spool because the history "
                                                         "database could not take them", registry=r)
+        self.alerts_delivered = Counter("argus_alerts_delivered", "Alerts delivered, by channel", ["channel"],
+                                        registry=r)
+        self.alerts_failed = Counter("argus_alerts_failed", "Alert delivery attempts that failed, by channel",
+                                     ["channel"], registry=r)
+        self.alerts_pending = Gauge("argus_alerts_pending", "Alerts in the outbox waiting to be delivered",
+                                    registry=r)
 
     def gauge_from(self, name: str, doc: str, labels: list[str],
                    produce: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:

@@ -32,6 +32,7 @@ from agent.report import AuditReport, TerminationReason, TraceEntry
 from agent.state import AgentState
 from config.schedules import ResolvedSchedule, ScheduleSet
 from config.settings import Settings
+from daemon.alerts.policy import AlertPolicy
 from daemon.metrics import Metrics
 from daemon.sources import SourceCache
 from daemon.spool import Spool
@@ -85,6 +86,8 @@ class ScheduleRunner:
         self.sources = sources or SourceCache()
         self.clock = clock or SystemClock()
         self.replica = replica or replica_name()
+        self.alerts: AlertPolicy | None = None  # set on each schedules (re)load
+        self.stored = threading.Event()  # set whenever a report is stored: wakes the alert sender
         self.in_progress: dict[UUID, Progress] = {}
         self.last_reports: dict[str, AuditReport] = {}
         self._lock = threading.Lock()
@@ -201,7 +204,8 @@ class ScheduleRunner:
                 if report is None:
                     continue
                 try:
-                    stored = self.store.save_report(report, growth_factor=self.settings.growth_factor)
+                    stored = self.store.save_report(report, growth_factor=self.settings.growth_factor,
+                                                    alerts=self.alerts, now=self.clock.now())
                 except StoreUnavailable as exc:
                     self.metrics.spooled.inc()
                     self.metrics.store_errors.labels("save").inc()
@@ -213,6 +217,7 @@ class ScheduleRunner:
                     self.spool.set_aside(path)
                     continue
                 self.spool.remove(path)
+                self.stored.set()
                 if stored.schedule:
                     self.metrics.observe_diff(stored.schedule, stored)
                     with self._lock:

@@ -7,13 +7,15 @@ taking triggers, give running audits ``ARGUS_SHUTDOWN_GRACE_S`` to finish, inter
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import httpx
 import structlog
 from prometheus_client import CollectorRegistry
 
@@ -21,6 +23,8 @@ from agent.clock import Clock, SystemClock
 from agent.report import ARGUS_VERSION
 from config.schedules import ScheduleError, ScheduleSet, load_schedules
 from config.settings import Settings
+from daemon.alerts.policy import AlertPolicy
+from daemon.alerts.sender import AlertSender
 from daemon.http import HttpServer
 from daemon.metrics import Metrics
 from daemon.runner import ScheduleRunner
@@ -29,6 +33,7 @@ from daemon.sources import SourceCache
 from daemon.spool import Spool
 from daemon.store import PostgresStore, StoreError, describe_dsn
 from daemon.store.embedded import start_embedded
+from daemon.store.outbox import AlertOutbox
 
 __all__ = ["Daemon"]
 
@@ -70,14 +75,20 @@ class Daemon:
                                      sources=self.sources, clock=self.clock)
         self.scheduler = AuditScheduler(self._run_schedule, self.metrics, workers=self.settings.workers,
                                         misfire_grace_s=self.settings.misfire_grace_s, clock=self.clock)
+        self.outbox = AlertOutbox(self.store)
+        self.sender = AlertSender(outbox=self.outbox, config=lambda: self._current().alerts,
+                                  client=httpx.Client(follow_redirects=False), metrics=self.metrics,
+                                  clock=self.clock, retry_base_s=self.settings.alert_retry_base_s,
+                                  retry_max_s=self.settings.alert_retry_max_s, wake=self.runner.stored)
         self._register_gauges()
-        changes = self.scheduler.apply(schedules)
+        changes = self._apply(schedules)
         self.metrics.reloads.labels("ok").inc()
         self._last_reload["ok_at"] = self.clock.now().isoformat()
         self.scheduler.start()
         self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status)
         self.http.start()
-        for name, target in (("argus-watch", self._watch), ("argus-maintenance", self._maintenance)):
+        for name, target in (("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
+                             ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))):
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -162,11 +173,15 @@ class Daemon:
             return False
         if new.digest == self._current().digest:
             return True
-        changes = self.scheduler.apply(new)
+        changes = self._apply(new)
         self.metrics.reloads.labels("ok").inc()
         self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
         log.info("schedules_loaded", why=why, **changes)
         return True
+
+    def _apply(self, schedules: ScheduleSet) -> dict[str, list[str]]:
+        self.runner.alerts = AlertPolicy.of(schedules)
+        return self.scheduler.apply(schedules)
 
     def _current(self) -> ScheduleSet:
         current = self.scheduler.schedules
@@ -187,7 +202,9 @@ class Daemon:
                     log.info("spool_drained")
             if time.monotonic() - last_prune >= _PRUNE_EVERY_S:
                 try:
-                    self.store.prune(self.clock.now(), self.settings.retention_days)
+                    now = self.clock.now()
+                    self.store.prune(now, self.settings.retention_days)
+                    self.outbox.prune(now - timedelta(days=self.settings.retention_days))
                     last_prune = time.monotonic()
                 except StoreError:
                     self.metrics.store_errors.labels("prune").inc()
@@ -284,6 +301,9 @@ class Daemon:
         left = self.runner.drain()
         if left:
             log.warning("shutdown_with_spooled_reports", spooled=left, spool=str(self.spool.directory))
+        with contextlib.suppress(StoreError):
+            self.sender.deliver_due()  # one last attempt; what is left waits in the outbox for the next start
+        self.sender.client.close()
         if self.http is not None:
             self.http.stop()
         self.store.close()

@@ -135,6 +135,45 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     alter table runs add column replica text;
     create index runs_by_schedule on runs (schedule, started_at desc);
     """),
+    (3, "alert outbox and mutes", """
+    -- One row per alert and channel, written in the transaction that stores the run.
+    -- No foreign key to runs: an alert outlives the pruning of its run until delivered.
+    create table alert_outbox (
+        id bigserial primary key,
+        dedup_key text not null,
+        channel text not null,
+        kind text not null,
+        run_id uuid not null,
+        fingerprint text,
+        connection text not null,
+        database text not null,
+        collection text not null,
+        category text,
+        alert jsonb not null,
+        status text not null default 'pending' check (status in ('pending', 'delivered', 'muted', 'dropped')),
+        attempts integer not null default 0,
+        next_attempt_at timestamptz not null,
+        leased_until timestamptz,
+        last_error text,
+        created_at timestamptz not null,
+        delivered_at timestamptz,
+        unique (dedup_key, channel)
+    );
+    create index alert_outbox_due on alert_outbox (next_attempt_at) where status = 'pending';
+
+    create table mutes (
+        id bigserial primary key,
+        fingerprint text,
+        connection text,
+        database text,
+        collection text,
+        category text,
+        reason text,
+        created_at timestamptz not null,
+        expires_at timestamptz,
+        check (fingerprint is not null or collection is not null or category is not null)
+    );
+    """),
 ]
 
 

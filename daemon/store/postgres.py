@@ -36,9 +36,11 @@ from agent.history import (
     fingerprint,
 )
 from agent.report import AuditReport
+from daemon.alerts.policy import AlertPolicy
 from daemon.diff import diff_report
 from daemon.store.errors import NotFound, StoreError, StoreUnavailable
 from daemon.store.migrations import migrate
+from daemon.store.outbox import enqueue
 
 __all__ = ["CollectionRef", "Label", "PostgresStore", "RunSummary", "describe_dsn"]
 
@@ -220,8 +222,10 @@ class PostgresStore:
 
     # --- writing -------------------------------------------------------------------------------
 
-    def save_report(self, report: AuditReport, *, growth_factor: float = 1.5) -> AuditReport:
-        """Store ``report`` in one transaction and return it with its diff attached."""
+    def save_report(self, report: AuditReport, *, growth_factor: float = 1.5, alerts: AlertPolicy | None = None,
+                    now: datetime | None = None) -> AuditReport:
+        """Store ``report`` in one transaction and return it with its diff attached. With an alert
+        ``policy``, the alerts it asks for go into the outbox in the same transaction."""
         ref = CollectionRef(report.connection, report.database, report.collection)
         log.info("report_storing", run_id=str(report.run_id), collection=str(ref), findings=len(report.findings))
         with self._conn() as conn, conn.transaction():
@@ -235,7 +239,9 @@ class PostgresStore:
                 report, previous, previous_run_id=previous_id, growth_factor=growth_factor,
                 newly_persistent=frozenset(newly))})
             self._insert(conn, report)
-        log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome)
+            queued = self._queue_alerts(conn, report, alerts, now or report.finished_at) if alerts else 0
+        log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome,
+                 alerts=queued)
         return report
 
     def _insert(self, conn: psycopg.Connection[Any], report: AuditReport) -> None:
@@ -276,6 +282,18 @@ class PostgresStore:
                    values (%s, %s, %s, %s, %s, %s, %s)""",
                 [(report.run_id, i, e.gate, e.iteration, e.evaluator, e.verdict,
                   Jsonb([r.model_dump() for r in e.rules])) for i, e in enumerate(report.evaluations)])
+
+    @staticmethod
+    def _queue_alerts(conn: psycopg.Connection[Any], report: AuditReport, policy: AlertPolicy, now: datetime) -> int:
+        streak = 0
+        if report.outcome == "failed" and report.schedule and policy.failed_runs:
+            outcomes = conn.execute("select outcome from runs where schedule = %s order by started_at desc limit %s",
+                                    (report.schedule, policy.failed_runs + 1)).fetchall()
+            for (outcome,) in outcomes:
+                if outcome != "failed":
+                    break
+                streak += 1
+        return enqueue(conn, policy.alerts_for(report, failure_streak=streak), now)
 
     @staticmethod
     def _fp(report: AuditReport, field: str, category: Category) -> str:

@@ -1,0 +1,126 @@
+"""The ``alerts:`` section of ``schedules.yaml``: channels, routes and what is worth a page.
+
+```yaml
+alerts:
+  base_url: https://argus.example.com   # links to runs in alert texts (optional)
+  min_severity: critical                # new findings at or above this alert
+  new_persistent: true                  # a pattern seen in a second run for the first time
+  failed_runs: 3                        # this many failed runs in a row (0: never)
+  channels:
+    ops-slack: {type: slack, url_env: ARGUS_SLACK_WEBHOOK_URL}
+    hook:      {type: webhook, url_file: /run/secrets/hook-url, secret_env: ARGUS_HOOK_SECRET}
+    am:        {type: alertmanager, url: http://alertmanager:9093}
+  routes:                               # omitted: every alert to every channel
+    - match: {team: crm}                # schedule labels that must all be equal
+      channels: [ops-slack]
+      min_severity: high
+```
+
+Webhook URLs are secrets: Slack and webhook channels take them from the environment or a file,
+read at send time, never from this file and never logged.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+
+from agent.errors import ArgusError
+from agent.findings import Severity
+
+__all__ = ["AlertRoute", "AlertsConfig", "Channel", "ChannelType"]
+
+ChannelType = Literal["slack", "webhook", "alertmanager"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Channel(_Model):
+    type: ChannelType
+    url: str | None = Field(None, description="only for alertmanager: its base URL, which is no secret")
+    url_env: str | None = Field(None, description="environment variable holding the URL")
+    url_file: Path | None = Field(None, description="file holding the URL (e.g. a mounted secret)")
+    secret_env: str | None = Field(None, description="webhook: environment variable with the HMAC key")
+    secret_file: Path | None = Field(None, description="webhook: file with the HMAC key")
+    timeout_s: float = Field(10.0, gt=0, le=120, description="seconds for one delivery attempt")
+    ends_after_s: float = Field(86_400.0, gt=0, description="alertmanager: endsAt is startsAt plus this")
+
+    @model_validator(mode="after")
+    def _one_url(self) -> Channel:
+        given = [k for k in ("url", "url_env", "url_file") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of url_env, url_file" + (" or url" if self.type == "alertmanager"
+                                                                         else ""))
+        if self.url is not None and self.type != "alertmanager":
+            raise ValueError(f"a {self.type} URL is a secret: give url_env or url_file, not url")
+        if (self.secret_env or self.secret_file) and self.type != "webhook":
+            raise ValueError("secret_env and secret_file sign webhook payloads; other channels take none")
+        if self.secret_env and self.secret_file:
+            raise ValueError("give secret_env or secret_file, not both")
+        return self
+
+    def resolve_url(self) -> SecretStr:
+        """The URL, read now (a rotated secret file is picked up); raises ``ArgusError``."""
+        return _read(self.url, self.url_env, self.url_file, "URL")
+
+    def resolve_secret(self) -> bytes | None:
+        if self.secret_env is None and self.secret_file is None:
+            return None
+        return _read(None, self.secret_env, self.secret_file, "HMAC key").get_secret_value().encode()
+
+
+def _read(inline: str | None, env: str | None, file: Path | None, what: str) -> SecretStr:
+    if inline is not None:
+        return SecretStr(inline)
+    if env is not None:
+        value = os.environ.get(env, "").strip()
+        if not value:
+            raise ArgusError(f"environment variable {env} (the {what}) is not set")
+        return SecretStr(value)
+    assert file is not None
+    try:
+        value = file.read_text().strip()
+    except OSError as exc:
+        raise ArgusError(f"cannot read the {what} from {file}: {exc.strerror}") from None
+    if not value:
+        raise ArgusError(f"{file} (the {what}) is empty")
+    return SecretStr(value)
+
+
+class AlertRoute(_Model):
+    match: dict[str, str] = Field(default_factory=dict, description="schedule labels that must all be equal")
+    channels: list[str] = Field(min_length=1)
+    min_severity: Severity | None = Field(None, description="default: alerts.min_severity")
+    new_persistent: bool | None = Field(None, description="default: alerts.new_persistent")
+    failed_runs: bool = Field(True, description="send failed-run alerts here (when alerts.failed_runs > 0)")
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        return all(labels.get(k) == v for k, v in self.match.items())
+
+
+class AlertsConfig(_Model):
+    base_url: str | None = Field(None, description="Argus' external URL; alerts link to {base_url}/runs/{id}")
+    min_severity: Severity = Severity.CRITICAL
+    new_persistent: bool = True
+    failed_runs: int = Field(0, ge=0, description="alert when this many runs of a schedule in a row failed")
+    channels: dict[str, Channel] = Field(default_factory=dict)
+    routes: list[AlertRoute] | None = Field(None, description="omitted: every alert goes to every channel")
+
+    @model_validator(mode="after")
+    def _known_channels(self) -> AlertsConfig:
+        for route in self.routes or []:
+            unknown = [c for c in route.channels if c not in self.channels]
+            if unknown:
+                known = ", ".join(sorted(self.channels)) or "none defined"
+                raise ValueError(f"route names unknown channel {unknown[0]!r} (known: {known})")
+        return self
+
+    def effective_routes(self) -> list[AlertRoute]:
+        if self.routes is not None:
+            return self.routes
+        return [AlertRoute(channels=sorted(self.channels))] if self.channels else []

@@ -1,0 +1,57 @@
+"""``Alert``: one event worth telling a person about, as queued in the outbox and sent to channels."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any, Literal
+from uuid import UUID
+
+from pydantic import BaseModel, Field
+
+from agent.findings import Category, Severity
+
+__all__ = ["Alert", "AlertKind", "dedup_key"]
+
+AlertKind = Literal["new_finding", "new_persistent", "failed_runs"]
+
+
+def dedup_key(kind: AlertKind, run_id: UUID, fingerprint: str | None) -> str:
+    """Stable per (pattern, run, kind): every retry of one alert carries the same key."""
+    return hashlib.sha256(f"{kind}:{run_id}:{fingerprint or '-'}".encode()).hexdigest()[:32]
+
+
+class Alert(BaseModel):
+    """What every channel renders. Values from documents appear only when the schedule's privacy
+    mode is ``full`` (``sample_values``, the raw evidence query and the planner's description)."""
+
+    version: Literal[1] = 1
+    dedup_key: str
+    kind: AlertKind
+    title: str
+    text: str
+    severity: Severity
+    run_id: UUID
+    run_url: str | None = None
+    occurred_at: datetime
+    schedule: str | None = None
+    labels: dict[str, str] = Field(default_factory=dict, description="the schedule's labels, for routing")
+    connection: str
+    database: str
+    collection: str
+    fingerprint: str | None = None
+    field: str | None = None
+    category: Category | None = None
+    previous_severity: Severity | None = None
+    affected_count: int | None = None
+    affected_share: float | None = None
+    collection_size: int | None = None
+    evidence_query: dict[str, Any] | None = None
+    evidence_redacted: bool = False
+    sample_values: list[Any] = Field(default_factory=list)
+    failed_runs: int | None = None
+    error: str | None = None
+
+    @property
+    def where(self) -> str:
+        return f"{self.database}.{self.collection}"

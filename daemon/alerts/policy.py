@@ -1,0 +1,142 @@
+"""Which events of a stored run are worth an alert, and which channels get each one.
+
+Pure: a report with its diff in, alerts out. The store calls it inside the transaction that
+stores the run, so a run and its alerts are kept together or not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from agent.findings import Finding, Severity, severity_at_least
+from agent.history import DiffEntry
+from agent.privacy import redact_query
+from agent.report import AuditReport
+from config.alerts import AlertsConfig
+from config.schedules import ScheduleSet
+from daemon.alerts.models import Alert, AlertKind, dedup_key
+
+__all__ = ["AlertPolicy", "RoutedAlert"]
+
+_ERROR_MAX = 300
+
+
+@dataclass(frozen=True)
+class RoutedAlert:
+    alert: Alert
+    channels: tuple[str, ...]
+
+
+class AlertPolicy:
+    """``config`` is the ``alerts:`` section; ``labels`` maps schedule names to their labels."""
+
+    def __init__(self, config: AlertsConfig, labels: Mapping[str, Mapping[str, str]]) -> None:
+        self.config = config
+        self.labels = {name: dict(value) for name, value in labels.items()}
+
+    @classmethod
+    def of(cls, schedules: ScheduleSet) -> AlertPolicy:
+        return cls(schedules.alerts, {name: s.settings.labels for name, s in schedules.schedules.items()})
+
+    @property
+    def failed_runs(self) -> int:
+        """Consecutive failed runs that raise an alert (0: never); the store counts the streak."""
+        return self.config.failed_runs if self.config.channels else 0
+
+    def alerts_for(self, report: AuditReport, *, failure_streak: int = 0) -> list[RoutedAlert]:
+        if not self.config.channels:
+            return []
+        labels = self.labels.get(report.schedule or "", {})
+        out: list[RoutedAlert] = []
+        findings = {f.id: f for f in report.findings}
+        for entry in report.diff.entries if report.diff else []:
+            finding = findings.get(entry.finding_id) if entry.finding_id else None
+            if finding is None:
+                continue
+            if entry.status in ("new", "regressed"):
+                channels = self._channels(labels, "new_finding", entry)
+                if channels:
+                    out.append(RoutedAlert(self._finding_alert("new_finding", report, entry, finding, labels),
+                                           channels))
+            if entry.new_persistent:
+                channels = self._channels(labels, "new_persistent", entry)
+                if channels:
+                    out.append(RoutedAlert(self._finding_alert("new_persistent", report, entry, finding, labels),
+                                           channels))
+        if report.outcome == "failed" and self.failed_runs and failure_streak == self.failed_runs:
+            channels = self._channels(labels, "failed_runs", None)
+            if channels:
+                out.append(RoutedAlert(self._failure_alert(report, failure_streak, labels), channels))
+        return out
+
+    # --- routing -------------------------------------------------------------------------------
+
+    @staticmethod
+    def _new_at_severity(entry: DiffEntry, threshold: Severity) -> bool:
+        """New at or above ``threshold``, or regressed across it (a medium that turned critical)."""
+        if not severity_at_least(entry.severity, threshold):
+            return False
+        if entry.status == "new":
+            return True
+        return (entry.status == "regressed" and entry.previous_severity is not None
+                and not severity_at_least(entry.previous_severity, threshold))
+
+    def _channels(self, labels: dict[str, str], kind: AlertKind, entry: DiffEntry | None) -> tuple[str, ...]:
+        chosen: list[str] = []
+        for route in self.config.effective_routes():
+            if not route.matches(labels):
+                continue
+            if kind == "new_finding":
+                assert entry is not None
+                wanted = self._new_at_severity(entry, route.min_severity or self.config.min_severity)
+            elif kind == "new_persistent":
+                wanted = route.new_persistent if route.new_persistent is not None else self.config.new_persistent
+            else:
+                wanted = route.failed_runs
+            if wanted:
+                chosen.extend(c for c in route.channels if c not in chosen)
+        return tuple(chosen)
+
+    # --- building ------------------------------------------------------------------------------
+
+    def _run_url(self, report: AuditReport) -> str | None:
+        base = self.config.base_url
+        return f"{base.rstrip('/')}/runs/{report.run_id}" if base else None
+
+    def _finding_alert(self, kind: AlertKind, report: AuditReport, entry: DiffEntry, finding: Finding,
+                       labels: dict[str, str]) -> Alert:
+        mode = report.options.privacy
+        evidence, redacted = redact_query(finding.evidence_query, mode=mode)
+        where = f"{report.database}.{report.collection}"
+        affected = f"{finding.affected_count:,} of {report.collection_size:,} documents ({finding.affected_pct:.2%})"
+        if kind == "new_finding":
+            what = "Regressed" if entry.status == "regressed" else "New"
+            title = f"{what} {finding.severity.value} finding: {where} {finding.field} ({finding.category.value})"
+        else:
+            title = (f"New persistent pattern: {where} {finding.field} ({finding.category.value}), "
+                     f"seen again after an earlier run")
+        text = finding.description if mode == "full" else f"{affected}: {finding.category.value} in {finding.field}"
+        if entry.status == "regressed" and entry.previous_severity is not None:
+            text += f" (was {entry.previous_severity.value})"
+        return Alert(
+            dedup_key=dedup_key(kind, report.run_id, entry.fingerprint), kind=kind, title=title, text=text,
+            severity=finding.severity, run_id=report.run_id, run_url=self._run_url(report),
+            occurred_at=report.finished_at, schedule=report.schedule, labels=labels,
+            connection=report.connection, database=report.database, collection=report.collection,
+            fingerprint=entry.fingerprint, field=finding.field, category=finding.category,
+            previous_severity=entry.previous_severity, affected_count=finding.affected_count,
+            affected_share=finding.affected_pct, collection_size=report.collection_size,
+            evidence_query=evidence, evidence_redacted=redacted,
+            sample_values=finding.sample_values if mode == "full" else [])
+
+    def _failure_alert(self, report: AuditReport, streak: int, labels: dict[str, str]) -> Alert:
+        error = (report.error or "unknown error")[:_ERROR_MAX]
+        return Alert(
+            dedup_key=dedup_key("failed_runs", report.run_id, None), kind="failed_runs",
+            title=f"{streak} failed runs in a row: {report.schedule} ({report.database}.{report.collection})",
+            text=f"The last {streak} audits of schedule {report.schedule} failed. Latest error: {error}",
+            severity=Severity.HIGH, run_id=report.run_id, run_url=self._run_url(report),
+            occurred_at=report.finished_at, schedule=report.schedule, labels=labels,
+            connection=report.connection, database=report.database, collection=report.collection,
+            failed_runs=streak, error=error)
