@@ -26,7 +26,8 @@ def parse_listen(text: str) -> tuple[str, int]:
 
 class HttpServer:
     def __init__(self, listen: tuple[str, int], *, registry: CollectorRegistry,
-                 ready: Callable[[], tuple[bool, list[str]]], status: Callable[[], dict[str, Any]]) -> None:
+                 ready: Callable[[], tuple[bool, list[str]]], status: Callable[[], dict[str, Any]],
+                 run: Callable[[str], dict[str, Any] | None] | None = None) -> None:
         class Handler(BaseHTTPRequestHandler):
             server_version = "argus"
 
@@ -42,9 +43,12 @@ class HttpServer:
                         self._json(200 if ok else 503, {"ready": ok, "reasons": reasons})
                     elif path == "/status":
                         self._json(200, status())
+                    elif path.startswith("/runs/") and run is not None:
+                        found = run(path.removeprefix("/runs/"))
+                        self._json(200 if found else 404, found or {"error": "no such run"})
                     else:
                         self._json(404, {"error": f"no such path {path!r}",
-                                         "paths": ["/metrics", "/healthz", "/readyz", "/status"]})
+                                         "paths": ["/metrics", "/healthz", "/readyz", "/status", "/runs/RUN_ID"]})
                 except Exception as exc:  # a broken page must not take the server down
                     log.error("http_error", path=path, error=type(exc).__name__)
                     self._json(500, {"error": type(exc).__name__})

@@ -14,12 +14,14 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import httpx
 import structlog
 from prometheus_client import CollectorRegistry
 
 from agent.clock import Clock, SystemClock
+from agent.privacy import redact_query
 from agent.report import ARGUS_VERSION
 from config.schedules import ScheduleError, ScheduleSet, load_schedules
 from config.settings import Settings
@@ -85,7 +87,8 @@ class Daemon:
         self.metrics.reloads.labels("ok").inc()
         self._last_reload["ok_at"] = self.clock.now().isoformat()
         self.scheduler.start()
-        self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status)
+        self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
+                               run=self.run_view)
         self.http.start()
         for name, target in (("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
                              ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))):
@@ -260,6 +263,23 @@ class Daemon:
             "store": {"where": self.store_where, "spooled_reports": len(self.spool)},
             "schedules": rows, "in_progress": [p.as_json(now) for p in self.runner.running()],
         }
+
+    def run_view(self, run_id: str) -> dict[str, Any] | None:
+        """A stored run as alerts link to it: outcome, diff and findings, with evidence queries
+        masked by the run's privacy mode (the trace, which holds raw query inputs, is left out)."""
+        try:
+            report = self.store.get_report(UUID(run_id))
+        except (ValueError, StoreError):
+            return None
+        mode = report.options.privacy
+        findings = []
+        for f in report.findings:
+            evidence, redacted = redact_query(f.evidence_query, mode=mode)
+            findings.append({**f.model_dump(mode="json", exclude={"evidence_query", "description", "hypothesis"}),
+                             "evidence_query": evidence, "evidence_redacted": redacted,
+                             **({"description": f.description} if mode == "full" else {})})
+        body = report.model_dump(mode="json", exclude={"trace", "findings", "dismissed_findings", "evaluations"})
+        return {**body, "findings": findings}
 
     # --- stop ------------------------------------------------------------------------------------
 

@@ -60,13 +60,13 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
             now=now, fingerprint=fingerprint, connection=connection, database=database, collection=name,
             category=category.value if category else None, expires_at=expires, reason=reason))
         until = f"until {expires.isoformat(timespec='minutes')}" if expires else "until unmuted"
-        Console().print(f"mute {added.id}: {added.describe()} {until}", highlight=False, markup=False)
+        Console().print(f"mute {added.id}: {added.describe()} {until}", highlight=False, markup=False, soft_wrap=True)
 
     @app.command()
     def unmute(mute_id: Annotated[int, typer.Argument(help="the id `argus mutes` shows")]) -> None:
         """Lift a mute."""
         removed = with_store(lambda st: AlertOutbox(st).unmute(mute_id))
-        Console().print(f"unmuted {removed.id}: {removed.describe()}", highlight=False, markup=False)
+        Console().print(f"unmuted {removed.id}: {removed.describe()}", highlight=False, markup=False, soft_wrap=True)
 
     @app.command()
     def mutes() -> None:
