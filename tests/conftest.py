@@ -14,6 +14,23 @@ from agent.tools.target import AuditTarget
 _names = itertools.count()
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_data_dir(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Tests never read or write the user's Argus data (an embedded history database there would
+    change what `argus audit` prints), nor a database the shell happens to point at."""
+    import os
+
+    saved = {k: os.environ.get(k) for k in ("ARGUS_DATA_DIR", "ARGUS_DATABASE_URL")}
+    os.environ["ARGUS_DATA_DIR"] = str(tmp_path_factory.mktemp("argus-data"))
+    os.environ.pop("ARGUS_DATABASE_URL", None)
+    yield
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @pytest.fixture(autouse=True)
 def _fresh_logging() -> Any:
     """Each test starts with structlog's defaults, whatever an earlier test configured."""
