@@ -29,6 +29,7 @@ from daemon.sources import SourceCache
 from daemon.spool import Spool
 from daemon.store import PostgresStore, StoreError, describe_dsn
 from daemon.store.embedded import start_embedded
+from daemon.triggers import interval_of
 
 __all__ = ["Daemon"]
 
@@ -72,6 +73,7 @@ class Daemon:
                                         misfire_grace_s=self.settings.misfire_grace_s, clock=self.clock)
         self._register_gauges()
         changes = self.scheduler.apply(schedules)
+        self._set_intervals(schedules)
         self.metrics.reloads.labels("ok").inc()
         self._last_reload["ok_at"] = self.clock.now().isoformat()
         self.scheduler.start()
@@ -163,10 +165,19 @@ class Daemon:
         if new.digest == self._current().digest:
             return True
         changes = self.scheduler.apply(new)
+        self._set_intervals(new)
         self.metrics.reloads.labels("ok").inc()
         self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
         log.info("schedules_loaded", why=why, **changes)
         return True
+
+    def _set_intervals(self, schedules: ScheduleSet) -> None:
+        now, by_trigger = self.clock.now(), {}
+        for s in schedules.schedules.values():
+            if s.enabled and s.trigger.describe() not in by_trigger:  # schedules often share a cron
+                by_trigger[s.trigger.describe()] = interval_of(s.trigger, now)
+        self.metrics.set_schedules({s.name: by_trigger[s.trigger.describe()]
+                                    for s in schedules.schedules.values() if s.enabled})
 
     def _current(self) -> ScheduleSet:
         current = self.scheduler.schedules
