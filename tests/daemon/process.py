@@ -27,13 +27,17 @@ def free_port() -> int:
 
 
 class DaemonProcess:
-    def __init__(self, schedules: Path, env: dict[str, str], log: Path) -> None:
-        self.port = free_port()
+    def __init__(self, schedules: Path | None, env: dict[str, str], log: Path, *, argv: list[str] | None = None,
+                 port: int | None = None, cwd: Path | None = None) -> None:
+        """``argus daemon --schedules SCHEDULES --listen 127.0.0.1:PORT``, or ``argv`` as given
+        (which must then make the daemon listen on ``port``, e.g. through ARGUS_LISTEN)."""
+        self.port = port or free_port()
         self.log_path = log
         self._log = log.open("w")
         self.proc = subprocess.Popen(
-            [ARGUS, "daemon", "--schedules", str(schedules), "--listen", f"127.0.0.1:{self.port}"],
-            env={**os.environ, "ARGUS_LOG_FORMAT": "json", **env}, stdout=self._log, stderr=subprocess.STDOUT)
+            argv or [ARGUS, "daemon", "--schedules", str(schedules), "--listen", f"127.0.0.1:{self.port}"],
+            env={**os.environ, "ARGUS_LOG_FORMAT": "json", **env}, cwd=cwd, stdout=self._log,
+            stderr=subprocess.STDOUT)
 
     def get(self, path: str) -> tuple[int, str]:
         try:
