@@ -18,6 +18,9 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 ARGUS = str(Path(sys.executable).with_name("argus"))
+# The daemon runs this checkout's code even when the environment's editable install points at
+# another one (several worktrees sharing one virtual environment).
+_CHECKOUT = str(Path(__file__).resolve().parents[2])
 
 
 def free_port() -> int:
@@ -36,8 +39,9 @@ class DaemonProcess:
         self._log = log.open("w")
         self.proc = subprocess.Popen(
             argv or [ARGUS, "daemon", "--schedules", str(schedules), "--listen", f"127.0.0.1:{self.port}"],
-            env={**os.environ, "ARGUS_LOG_FORMAT": "json", **env}, cwd=cwd, stdout=self._log,
-            stderr=subprocess.STDOUT)
+            env={**os.environ, "ARGUS_LOG_FORMAT": "json", **env,
+                 "PYTHONPATH": os.pathsep.join(p for p in (_CHECKOUT, os.environ.get("PYTHONPATH")) if p)},
+            cwd=cwd, stdout=self._log, stderr=subprocess.STDOUT)
 
     def get(self, path: str) -> tuple[int, str]:
         try:
