@@ -86,7 +86,7 @@ def test_argus_audits_the_seeded_collections_through_its_uri_variable(services: 
     assert loaded.schedules
     for schedule in loaded.schedules.values():
         connection = loaded.connections[schedule.connection]
-        assert connection.uri_env in env, f"{schedule.name}: {connection.uri_env} is not set for argus"
+        assert connection.uri_env is not None and connection.uri_env in env, f"{schedule.name}: no URI for argus"
         assert (schedule.database, schedule.collection) in {(seed_db, name) for name in seeded}
         monkeypatch.setenv(connection.uri_env, env[connection.uri_env])
         assert connection.uri().get_secret_value().startswith("mongodb://argus:")   # the read-only user
@@ -101,9 +101,9 @@ def test_the_seed_script_imports_each_demo_file_as_a_collection(services: dict[s
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     for tool in ("mongosh", "mongoimport"):
-        script = bin_dir / tool
-        script.write_text(f'#!/bin/sh\nprintf "%s\\n" "{tool} $*" >> "{tmp_path}/calls"\n')
-        script.chmod(0o755)
+        stand_in = bin_dir / tool
+        stand_in.write_text(f'#!/bin/sh\nprintf "%s\\n" "{tool} $*" >> "{tmp_path}/calls"\n')
+        stand_in.chmod(0o755)
     seed_dir = tmp_path / "seed"
     seed_dir.mkdir()
     for demo in (DEPLOY / "demo").glob("*.jsonl"):
