@@ -1,18 +1,47 @@
 # syntax=docker/dockerfile:1
-FROM python:3.11-slim AS build
+# The Argus daemon. Build from the repository root:  docker build -t argus .
+# Run:  docker run -p 9464:9464 argus   (the demo schedules, history in an embedded PostgreSQL)
+# deploy/README.md covers compose, Kubernetes, volumes and secrets.
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
+
+# --- build: install Argus and its dependencies into a virtual environment ------------------------
+FROM ${PYTHON_IMAGE} AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+RUN python -m venv --without-pip /opt/argus
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY agent ./agent
 COPY config ./config
 COPY daemon ./daemon
-RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+RUN pip --python /opt/argus/bin/python install .
 
-FROM python:3.11-slim
-RUN useradd --create-home --uid 10001 argus
-COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir /wheels/*.whl && rm -rf /wheels
-COPY --chown=argus:argus deploy/demo /opt/argus/demo
-USER argus
-WORKDIR /home/argus
-ENTRYPOINT ["argus"]
-CMD ["audit", "--file", "/opt/argus/demo/orders.jsonl", "--fail-on", "none"]
+# --- runtime: the environment, the schedules and demo data; no pip, no compilers -----------------
+FROM ${PYTHON_IMAGE}
+# Embedded PostgreSQL refuses to run as root, so the image never runs as root: a fixed numeric
+# user (Kubernetes runAsNonRoot can check it) owning only the data directory.
+RUN groupadd --system --gid 10001 argus \
+ && useradd --system --uid 10001 --gid argus --home-dir /var/lib/argus --no-create-home \
+        --shell /usr/sbin/nologin argus \
+ && install -d -o argus -g argus -m 0750 /var/lib/argus \
+ && python -m pip uninstall -y -q pip setuptools wheel
+COPY --from=build /opt/argus /opt/argus
+ENV PATH=/opt/argus/bin:$PATH \
+    PYTHONUNBUFFERED=1 \
+    PYTHONDONTWRITEBYTECODE=1 \
+    ARGUS_DATA_DIR=/var/lib/argus \
+    ARGUS_LISTEN=0.0.0.0:9464 \
+    ARGUS_LOG_FORMAT=json
+# The working directory mirrors the repository: schedules.yaml names deploy/demo/*.jsonl
+# relative to itself. Mount your own file and set ARGUS_SCHEDULES (or --schedules) to use it.
+WORKDIR /app
+COPY schedules.yaml ./
+COPY deploy/demo/*.jsonl ./deploy/demo/
+USER 10001:10001
+VOLUME ["/var/lib/argus"]
+EXPOSE 9464
+STOPSIGNAL SIGTERM
+# slim images have no curl; the port follows ARGUS_LISTEN
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+    CMD ["python", "-c", "import os, urllib.request; port = os.environ.get('ARGUS_LISTEN', ':9464').rpartition(':')[2]; urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=4)"]
+ENTRYPOINT ["argus", "daemon"]
+CMD []

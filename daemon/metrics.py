@@ -8,14 +8,14 @@ custom collectors, so they are never stale.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, get_args
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, Info, ProcessCollector
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from agent.report import ARGUS_VERSION, AuditReport
+from agent.report import ARGUS_VERSION, AuditReport, Outcome
 
 __all__ = ["Metrics"]
 
@@ -47,6 +47,7 @@ class Metrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         r = self.registry
         Info("argus_build", "Argus version", registry=r).info({"version": ARGUS_VERSION})
+        ProcessCollector(registry=r)  # process_start_time_seconds: the baseline of a schedule not yet succeeded
         self.runs = Counter("argus_audit_runs", "Audits finished, by outcome", ["schedule", "outcome"], registry=r)
         self.duration = Histogram("argus_audit_duration_seconds", "Wall-clock duration of an audit", ["schedule"],
                                   buckets=_DURATION_BUCKETS, registry=r)
@@ -64,6 +65,9 @@ class Metrics:
                                   ["schedule"], registry=r)
         self.last_run = Gauge("argus_last_run_timestamp_seconds", "When the schedule last finished, any outcome",
                               ["schedule"], registry=r)
+        self.interval = Gauge("argus_schedule_interval_seconds", "Seconds between two firings of each enabled "
+                              "schedule (cron: the longest gap in the coming week)", ["schedule"], registry=r)
+        self._scheduled: set[str] = set()
         self.in_progress = Gauge("argus_audits_in_progress", "Audits running now", registry=r)
         self.lateness = Histogram("argus_trigger_lateness_seconds", "Audit start minus its scheduled time",
                                   buckets=_LATENESS_BUCKETS, registry=r)
@@ -87,6 +91,18 @@ class Metrics:
                    produce: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
         """Register a gauge computed at scrape time."""
         self.registry.register(_Callback(name, doc, labels, produce))
+
+    def set_schedules(self, intervals: Mapping[str, float]) -> None:
+        """Per-schedule series that must exist before a schedule first runs: its interval (for the
+        "no success in twice the interval" alert) and its run counters at zero (so Prometheus sees
+        the first failure as an increase). Schedules no longer enabled lose their interval."""
+        for name in self._scheduled - intervals.keys():
+            self.interval.remove(name)
+        for name, seconds in intervals.items():
+            self.interval.labels(name).set(seconds)
+            for outcome in get_args(Outcome):
+                self.runs.labels(name, outcome)
+        self._scheduled = set(intervals)
 
     def observe_report(self, schedule: str, report: AuditReport) -> None:
         self.runs.labels(schedule, report.outcome).inc()

@@ -36,6 +36,7 @@ from daemon.spool import Spool
 from daemon.store import PostgresStore, StoreError, describe_dsn
 from daemon.store.embedded import start_embedded
 from daemon.store.outbox import AlertOutbox
+from daemon.triggers import interval_of
 
 __all__ = ["Daemon"]
 
@@ -184,7 +185,17 @@ class Daemon:
 
     def _apply(self, schedules: ScheduleSet) -> dict[str, list[str]]:
         self.runner.alerts = AlertPolicy.of(schedules)
-        return self.scheduler.apply(schedules)
+        changes = self.scheduler.apply(schedules)
+        self._set_intervals(schedules)
+        return changes
+
+    def _set_intervals(self, schedules: ScheduleSet) -> None:
+        now, by_trigger = self.clock.now(), {}
+        for s in schedules.schedules.values():
+            if s.enabled and s.trigger.describe() not in by_trigger:  # schedules often share a cron
+                by_trigger[s.trigger.describe()] = interval_of(s.trigger, now)
+        self.metrics.set_schedules({s.name: by_trigger[s.trigger.describe()]
+                                    for s in schedules.schedules.values() if s.enabled})
 
     def _current(self) -> ScheduleSet:
         current = self.scheduler.schedules

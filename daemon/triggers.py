@@ -24,11 +24,13 @@ from apscheduler.triggers.interval import IntervalTrigger as ApsInterval
 
 from config.schedules import CronTrigger, IntervalTrigger, parse_cron
 
-__all__ = ["ORIGIN", "DstSafe", "GridInterval", "aps_trigger", "next_fire_times", "slot_of"]
+__all__ = ["ORIGIN", "DstSafe", "GridInterval", "aps_trigger", "interval_of", "next_fire_times", "slot_of"]
 
 ORIGIN = datetime(2000, 1, 1, tzinfo=UTC)
 _PROBE = timedelta(minutes=1)
 _PROBES = 3000  # a little over two days of minutes: past any DST change
+_INTERVAL_HORIZON = timedelta(days=8)  # a whole week of a cron schedule, weekend included
+_INTERVAL_MAX_FIRINGS = 1000
 
 
 class DstSafe(BaseTrigger):
@@ -127,3 +129,25 @@ def slot_of(trigger: CronTrigger | IntervalTrigger, run_time: datetime) -> datet
             break
         slot, previous, cursor = nxt, nxt, nxt + timedelta(microseconds=1)
     return (slot or run_time.replace(microsecond=0)).astimezone(UTC)
+
+
+def interval_of(trigger: CronTrigger | IntervalTrigger, now: datetime) -> float:
+    """Seconds between two firings: ``every`` for intervals; for cron, the longest gap between
+    consecutive firings in the coming week, so a weekday schedule's weekend is not mistaken for
+    missed runs by an alert on "no success in twice the interval"."""
+    if isinstance(trigger, IntervalTrigger):
+        return trigger.every.total_seconds()
+    aps = aps_trigger(trigger, with_jitter=False)
+    longest = 0.0
+    previous = aps.get_next_fire_time(None, now)
+    for count in range(_INTERVAL_MAX_FIRINGS):
+        if previous is None:
+            break
+        nxt = aps.get_next_fire_time(previous, previous + timedelta(microseconds=1))
+        if nxt is None:
+            break
+        longest = max(longest, (nxt - previous).total_seconds())
+        if count >= 1 and nxt - now > _INTERVAL_HORIZON:
+            break
+        previous = nxt
+    return longest

@@ -18,6 +18,9 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 ARGUS = str(Path(sys.executable).with_name("argus"))
+# The daemon runs this checkout's code even when the environment's editable install points at
+# another one (several worktrees sharing one virtual environment).
+_CHECKOUT = str(Path(__file__).resolve().parents[2])
 
 
 def free_port() -> int:
@@ -27,13 +30,18 @@ def free_port() -> int:
 
 
 class DaemonProcess:
-    def __init__(self, schedules: Path, env: dict[str, str], log: Path) -> None:
-        self.port = free_port()
+    def __init__(self, schedules: Path | None, env: dict[str, str], log: Path, *, argv: list[str] | None = None,
+                 port: int | None = None, cwd: Path | None = None) -> None:
+        """``argus daemon --schedules SCHEDULES --listen 127.0.0.1:PORT``, or ``argv`` as given
+        (which must then make the daemon listen on ``port``, e.g. through ARGUS_LISTEN)."""
+        self.port = port or free_port()
         self.log_path = log
         self._log = log.open("w")
         self.proc = subprocess.Popen(
-            [ARGUS, "daemon", "--schedules", str(schedules), "--listen", f"127.0.0.1:{self.port}"],
-            env={**os.environ, "ARGUS_LOG_FORMAT": "json", **env}, stdout=self._log, stderr=subprocess.STDOUT)
+            argv or [ARGUS, "daemon", "--schedules", str(schedules), "--listen", f"127.0.0.1:{self.port}"],
+            env={**os.environ, "ARGUS_LOG_FORMAT": "json", **env,
+                 "PYTHONPATH": os.pathsep.join(p for p in (_CHECKOUT, os.environ.get("PYTHONPATH")) if p)},
+            cwd=cwd, stdout=self._log, stderr=subprocess.STDOUT)
 
     def get(self, path: str) -> tuple[int, str]:
         try:

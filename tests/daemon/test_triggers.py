@@ -12,7 +12,7 @@ from freezegun import freeze_time
 from config.schedules import AuditSettings, CronTrigger, IntervalTrigger, ResolvedSchedule, ScheduleSet
 from daemon.metrics import Metrics
 from daemon.scheduler import AuditScheduler
-from daemon.triggers import aps_trigger, next_fire_times, slot_of
+from daemon.triggers import aps_trigger, interval_of, next_fire_times, slot_of
 
 
 def _times(cron: str, tz: str, start: datetime, n: int = 4) -> list[str]:
@@ -150,3 +150,20 @@ def test_a_slow_audit_never_overlaps_itself() -> None:
         finally:
             release.set()
             scheduler.stop_taking_triggers()
+
+
+def test_the_interval_of_every_is_its_step() -> None:
+    assert interval_of(IntervalTrigger(every=timedelta(minutes=10), jitter=timedelta(seconds=30)),
+                       datetime(2026, 1, 1, tzinfo=UTC)) == 600.0
+
+
+@pytest.mark.parametrize(("cron", "tz", "seconds"), [
+    ("*/15 * * * *", "UTC", 15 * 60),
+    ("0 6 * * *", "UTC", 24 * 3600),
+    ("0 6 * * 1-5", "Europe/Berlin", 3 * 24 * 3600),        # Friday to Monday: a weekend is not a missed run
+    ("0 9-17 * * 1-5", "UTC", 64 * 3600),                  # Friday 17:00 to Monday 09:00
+    ("0 0 1 * *", "UTC", 31 * 24 * 3600),                  # monthly: the longest month ahead
+])
+def test_the_interval_of_a_cron_is_its_longest_gap_in_the_coming_week(cron: str, tz: str, seconds: int) -> None:
+    # 2026-11-25 is a Wednesday; the next two month starts are 31 days apart (Dec 1 to Jan 1)
+    assert interval_of(CronTrigger(cron=cron, timezone=tz), datetime(2026, 11, 25, 12, tzinfo=UTC)) == seconds
