@@ -163,3 +163,16 @@ def test_grafana_provisions_the_datasource_and_the_dashboard(services: dict[str,
     assert default == datasource["uid"]
     home = grafana["environment"]["GF_DASHBOARDS_DEFAULT_HOME_DASHBOARD_PATH"]
     assert home == f"{dashboard_dir}/argus-dashboard.json"
+
+
+def test_argus_sends_its_alerts_to_the_stacks_alertmanager(services: dict[str, Any]) -> None:
+    argus = services["argus"]
+    mounted = dict(_mounts(argus))
+    schedules_file = next(s for s, t in mounted.items() if t == argus["environment"]["ARGUS_SCHEDULES"])
+    loaded = load_schedules(DEPLOY / schedules_file)
+    channels = loaded.alerts.channels
+    assert [c.type for c in channels.values()] == ["alertmanager"]
+    url = next(iter(channels.values())).url
+    assert url is not None and url.startswith("http://alertmanager:")
+    port = url.rsplit(":", 1)[1]
+    assert "alertmanager" in services and any(port in str(p) for p in services["alertmanager"].get("ports", []))
