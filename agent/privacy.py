@@ -58,15 +58,17 @@ _TEXT_LIMIT = 80
 
 
 def categorical_values(schema: SchemaSampleResult | None) -> dict[str, frozenset[Any]]:
-    """Values that may appear as themselves in ``shapes`` mode: per field whose sample shows at most
-    ``CATEGORICAL_MAX`` distinct strings, the strings the sample saw. A rare value the sample
-    missed is masked like any free-form value."""
+    """Values that may appear as themselves in ``shapes`` mode: per categorical field (strings are
+    at least 90% of its values and the sample shows at most ``CATEGORICAL_MAX`` distinct), the
+    strings the sample saw. A rare value the sample missed is masked like any free-form value, and
+    so is text in a field of numbers (``12 oz`` among ounces)."""
     if schema is None:
         return {}
     out: dict[str, frozenset[Any]] = {}
     for f in schema.fields:
         s = f.strings
-        if s is None or f.cardinality_capped or s.distinct_count > CATEGORICAL_MAX:
+        if s is None or f.cardinality_capped or s.distinct_count > CATEGORICAL_MAX \
+                or s.count < 0.9 * sum(f.non_null_types.values()):
             continue
         out[f.path] = frozenset(v for v, _ in s.top_values if isinstance(v, str))
     return out

@@ -3,8 +3,8 @@
 Same input, same text, byte for byte. Every document value passes the run's ``Masker`` first,
 so the privacy mode decides what a prompt may carry: ``strict`` keeps types, counts and
 statistics; ``shapes`` adds string shapes and the values of low-cardinality categorical fields;
-``full`` adds raw sample values. Numbers and dates enter only as statistics (ranges, quantiles)
-except in ``full`` mode, and a result's rows are bounded to a head and a tail.
+``full`` adds raw sample values. Numbers and dates enter only as statistics (ranges, quantiles;
+dates to the month) except in ``full`` mode, and a result's rows are bounded to a head and a tail.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ def compact_json(value: Any, limit: int = ROW_CHARS) -> str:
 
 
 def _date(value: datetime) -> str:
-    return value.strftime("%Y-%m-%dT%H:%MZ")
+    """Dates are statistics at month precision: enough to see a year 2100 or 1900, too coarse to
+    repeat a document's date (or a date written as text)."""
+    return value.strftime("%Y-%m")
 
 
 def _families(f: FieldStats) -> list[tuple[str, int]]:
@@ -83,6 +85,11 @@ def interest(f: FieldStats) -> int:
     return score
 
 
+def _ranked(counted: list[tuple[Any, int]]) -> list[tuple[Any, int]]:
+    """Most frequent first, ties by value: the same text whatever order the sample came in."""
+    return sorted(counted, key=lambda vc: (-vc[1], compact_json(vc[0])))
+
+
 def field_line(f: FieldStats, masker: Masker, *, detail: bool = True) -> str:
     """One line per field: types, presence, cardinality, then statistics the mode allows."""
     types = ", ".join(f"{t} {n}" for t, n in _families(f))
@@ -120,7 +127,7 @@ def field_line(f: FieldStats, masker: Masker, *, detail: bool = True) -> str:
         if masker.mode == "strict":
             extras.append(f"{s.shape_count} shapes")
         else:
-            extras.append("shapes " + "; ".join(f"{compact_json(sh, 40)} {c}" for sh, c in s.shapes[:3])
+            extras.append("shapes " + "; ".join(f"{compact_json(sh, 40)} {c}" for sh, c in _ranked(s.shapes)[:3])
                           + (f" (+{s.shape_count - 3})" if s.shape_count > 3 else ""))
             if s.units:  # unit text is part of a value: its shape unless the mode is full
                 units = Counter[str]()
@@ -129,9 +136,9 @@ def field_line(f: FieldStats, masker: Masker, *, detail: bool = True) -> str:
                 extras.append("units " + ", ".join(f"{compact_json(u, 20)} {c}" for u, c in units.most_common(3)))
         shown: list[tuple[Any, int]] = []
         if masker.mode == "full":
-            shown = list(s.top_values[:10])
+            shown = _ranked(s.top_values)[:10]
         elif masker.mode == "shapes" and f.path in masker.categorical:
-            shown = [(v, c) for v, c in s.top_values if masker.value(f.path, v) == v]
+            shown = [(v, c) for v, c in _ranked(s.top_values) if masker.value(f.path, v) == v]
         if shown:
             extras.append("values " + ", ".join(f"{compact_json(v, 40)} {c}" for v, c in shown[:20]))
         parts.append(" ".join([text, *extras]))
@@ -170,16 +177,18 @@ def _kind(value: Any) -> str:
     return "object"
 
 
-def _columns(docs: list[dict[str, Any]]) -> list[str]:
+def _columns(docs: list[dict[str, Any]], limit: int) -> list[str]:
     columns: dict[str, list[Any]] = {}
     for doc in docs:
         _flatten(doc, "", columns)
     lines = []
-    for path in sorted(columns):
+    for path in sorted(columns)[:limit]:
         values = columns[path]
         kinds = Counter(_kind(v) for v in values)
         distinct = len({compact_json(v) for v in values})
         lines.append(f"  {path}: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + f"; distinct {distinct}")
+    if len(columns) > limit:
+        lines.append(f"  … and {len(columns) - limit} more columns (project the fields you need)")
     return lines
 
 
@@ -192,11 +201,11 @@ def _rows(docs: list[dict[str, Any]], masker: Masker, rows: int) -> list[str]:
     return [f"  #{i + 1} {compact_json(masker.document(doc))}" for i, doc in picked]
 
 
-def query_digest(result: RunQueryResult, masker: Masker, *, rows: int = HEAD_TAIL) -> str:
+def query_digest(result: RunQueryResult, masker: Masker, *, rows: int = HEAD_TAIL, columns: int = 30) -> str:
     head = f"run_query matched {result.matched_count:,} documents; returned {result.returned_count}"
     if not result.documents:
         return head
-    lines = [head + " (columns of the returned documents:)", *_columns(result.documents)]
+    lines = [head + " (columns of the returned documents:)", *_columns(result.documents, columns)]
     shown = _rows(result.documents, masker, rows)
     if shown:
         lines.append(f"rows ({'values masked by privacy mode ' + masker.mode if masker.mode != 'full' else 'raw'}):")
@@ -210,7 +219,8 @@ def _scalar(field: str, value: Any, masker: Masker) -> str:
     if isinstance(value, int | float):
         return number(value)  # a statistic over the whole collection
     if isinstance(value, dict) and set(value) == {"$date"}:
-        return compact_json(value)
+        text = str(value["$date"])
+        return f"date {text[:7]}" if masker.mode != "full" else compact_json(value)
     return compact_json(masker.value(field, value))
 
 

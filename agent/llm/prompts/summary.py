@@ -253,7 +253,7 @@ class PromptBuilder:
             return ""
         if obs.kind == "result":
             if isinstance(obs.result, RunQueryResult):
-                return "# Last result\n" + query_digest(obs.result, masker, rows=rows)
+                return "# Last result\n" + query_digest(obs.result, masker, rows=rows, columns=6 * rows)
             if isinstance(obs.result, StatsResult):
                 return "# Last result\n" + stats_digest(obs.result, masker, rows=rows)
             if isinstance(obs.result, SchemaSampleResult):
