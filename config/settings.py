@@ -53,8 +53,8 @@ class Settings(BaseSettings):
     llm_api_version: str | None = None
     llm_timeout_s: float = Field(60.0, gt=0)
     llm_max_retries: int = Field(3, ge=0)
-    llm_prompt_token_budget: int = Field(8000, ge=1500)
-    llm_run_token_budget: int | None = Field(300_000, ge=1)
+    llm_prompt_token_budget: int = Field(8000, ge=4000)
+    llm_run_token_budget: int | None = Field(1_000_000, ge=1)
     llm_run_cost_budget_usd: float | None = Field(1.0, gt=0)
     llm_fallback_after: int = Field(3, ge=1)
     llm_evaluators: EvaluatorProfile = "fast"

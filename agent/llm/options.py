@@ -45,8 +45,8 @@ class LLMOptions(BaseModel):
                             "without tool calling; auto: tools, switching to json_schema if the server refuses")
     temperature: float | None = Field(0.0, ge=0, le=2)
     max_output_tokens: int = Field(1024, ge=16)
-    prompt_token_budget: int = Field(8000, ge=1500, description="estimated tokens per prompt, never exceeded")
-    run_token_budget: int | None = Field(300_000, ge=1, description="tokens per run (all purposes)")
+    prompt_token_budget: int = Field(8000, ge=4000, description="estimated tokens per prompt, never exceeded")
+    run_token_budget: int | None = Field(1_000_000, ge=1, description="tokens per run (all purposes)")
     run_cost_budget_usd: float | None = Field(1.0, gt=0, description="US dollars per run (all purposes)")
     fallback_after: int = Field(3, ge=1, description="consecutive failed turns before the heuristic planner "
                                                      "takes over")

@@ -102,11 +102,12 @@ class LLMPlanner:
         return action
 
     def _count_rejection(self, state: AgentState) -> None:
-        """A turn whose action the gate refused counts as failed; an accepted one resets the count."""
+        """A turn whose action a gate refused (a step, or a conclusion) counts as failed; an accepted
+        one resets the count."""
         if self._last_own is None or self._last_own != len(state.history) - 1:
             return
         obs = state.last_observation
-        if obs is not None and obs.kind == "rejected":
+        if obs is not None and obs.kind in ("rejected", "run_rejected"):
             self._failures += 1
         else:
             self._failures = 0
