@@ -38,7 +38,7 @@ SCRIPT = [tool_reply("run_query", {"filter": MISMATCH, "limit": 0}),
 
 def test_audit_with_the_llm_planner(orders: Path, chat_server: Any) -> None:
     server = chat_server(SCRIPT)
-    result = runner.invoke(app, ["audit", "--file", str(orders), "--planner", "llm", "--model", "my-model",
+    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm", "--model", "my-model",
                                  "--base-url", server.base_url, "--format", "json"])
     assert result.exit_code == 1, result.output  # a high finding
     report = json.loads(result.stdout)
@@ -51,7 +51,7 @@ def test_audit_with_the_llm_planner(orders: Path, chat_server: Any) -> None:
 
 def test_audit_with_the_hybrid_planner(orders: Path, chat_server: Any) -> None:
     server = chat_server([tool_reply("conclude", {})])
-    result = runner.invoke(app, ["audit", "--file", str(orders), "--planner", "hybrid", "--model", "m",
+    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "hybrid", "--model", "m",
                                  "--base-url", server.base_url, "--format", "json"])
     report = json.loads(result.stdout)
     assert report["planner"] == "hybrid" and report["outcome"] == "succeeded" and len(server.requests) == 1
@@ -60,13 +60,13 @@ def test_audit_with_the_hybrid_planner(orders: Path, chat_server: Any) -> None:
 
 def test_the_table_shows_model_tokens_and_cost(orders: Path, chat_server: Any) -> None:
     server = chat_server(SCRIPT)
-    result = runner.invoke(app, ["audit", "--file", str(orders), "--planner", "llm", "--model", "gpt-4o-mini",
+    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm", "--model", "gpt-4o-mini",
                                  "--base-url", server.base_url])
     assert "planner llm (gpt-4o-mini)" in result.stdout and "output tokens" in result.stdout and "$0.0" in result.stdout
 
 
 def test_openai_without_a_key_is_a_one_line_error(orders: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    result = runner.invoke(app, ["audit", "--file", str(orders), "--planner", "llm", "--model", "gpt-4o"])
+    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm", "--model", "gpt-4o"])
     assert result.exit_code == 2
     assert "argus: error: OpenAI needs an API key: set OPENAI_API_KEY" in result.stderr
