@@ -20,7 +20,7 @@ import structlog
 from agent.llm.client import ChatModel, refuses_tools
 from agent.llm.errors import LLMRejected, LLMUnavailable
 from agent.llm.options import LLMOptions
-from agent.llm.prompts.summary import Prompt, PromptBuilder
+from agent.llm.prompts.summary import PromptBuilder
 from agent.llm.tools import InvalidAnswer, action_from, response_format, tool_definitions
 from agent.llm.usage import LLMAccount
 from agent.planners.base import Planner
@@ -48,8 +48,6 @@ class LLMPlanner:
         self._failures = 0
         self._fallback: Planner | None = None
         self.notes: Sequence[str] = ()
-        self.prompts: list[Prompt] = []  # kept only when ``keep_prompts`` (benchmarks)
-        self.keep_prompts = False
 
     @property
     def fell_back(self) -> bool:
@@ -70,8 +68,6 @@ class LLMPlanner:
             fmt = response_format() if self._json_mode else None
             prompt = self._builder.build(state, authored=self._authored, critique=critique, notes=self.notes,
                                          tools=tools, response_format=fmt)
-            if self.keep_prompts:
-                self.prompts.append(prompt)
             try:
                 completion = self.chat.complete(prompt.messages, tools=tools, response_format=fmt)
             except LLMRejected as exc:

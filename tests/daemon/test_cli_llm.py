@@ -38,8 +38,8 @@ SCRIPT = [tool_reply("run_query", {"filter": MISMATCH, "limit": 0}),
 
 def test_audit_with_the_llm_planner(orders: Path, chat_server: Any) -> None:
     server = chat_server(SCRIPT)
-    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm", "--model", "my-model",
-                                 "--base-url", server.base_url, "--format", "json"])
+    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm",
+                                 "--model", "my-model", "--base-url", server.base_url, "--format", "json"])
     assert result.exit_code == 1, result.output  # a high finding
     report = json.loads(result.stdout)
     assert (report["planner"], report["model"], report["outcome"]) == ("llm", "my-model", "succeeded")
@@ -60,8 +60,8 @@ def test_audit_with_the_hybrid_planner(orders: Path, chat_server: Any) -> None:
 
 def test_the_table_shows_model_tokens_and_cost(orders: Path, chat_server: Any) -> None:
     server = chat_server(SCRIPT)
-    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm", "--model", "gpt-4o-mini",
-                                 "--base-url", server.base_url])
+    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm",
+                                 "--model", "gpt-4o-mini", "--base-url", server.base_url])
     assert "planner llm (gpt-4o-mini)" in result.stdout and "output tokens" in result.stdout and "$0.0" in result.stdout
 
 
