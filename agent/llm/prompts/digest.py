@@ -26,14 +26,18 @@ ROW_CHARS = 240
 _QUANTILES_SHOWN = ("p01", "p25", "p50", "p75", "p99")
 
 
-def number(x: float | None) -> str:
+def number(x: float | None, *, exact: bool = True) -> str:
+    """``exact``: as it is (counts; ``full`` mode). Otherwise three significant digits: a range
+    statistic, not a value a document holds (a quantile of phone numbers is some phone number)."""
     if x is None:
         return "?"
     if isinstance(x, float) and (math.isnan(x) or math.isinf(x)):
         return str(x)
+    if not exact and abs(x) >= 1000:
+        return f"{x:.3g}"
     if float(x).is_integer() and abs(x) < 1e15:
         return str(int(x))
-    return f"{x:.4g}"
+    return f"{x:.4g}" if exact else f"{x:.3g}"
 
 
 def compact_json(value: Any, limit: int = ROW_CHARS) -> str:
@@ -106,8 +110,10 @@ def field_line(f: FieldStats, masker: Masker, *, detail: bool = True) -> str:
         parts.append("not queryable")
     n = f.numeric
     if n is not None and n.count:
-        q = " ".join(f"{k} {number(n.quantiles[k])}" for k in _QUANTILES_SHOWN if k in n.quantiles)
-        text = f"num {number(n.min)}..{number(n.max)} {q} mean {number(n.mean)} int {n.integer_share:.0%}"
+        exact = masker.mode == "full"
+        q = " ".join(f"{k} {number(n.quantiles[k], exact=exact)}" for k in _QUANTILES_SHOWN if k in n.quantiles)
+        text = (f"num {number(n.min, exact=exact)}..{number(n.max, exact=exact)} {q} "
+                f"mean {number(n.mean, exact=exact)} int {n.integer_share:.0%}")
         extras = [f"{name} {v}" for name, v in (("neg", n.negative_count), ("zero", n.zero_count),
                                                 ("nan", n.nan_count), ("inf", n.inf_count)) if v]
         if masker.mode == "full" and n.high_tail:
@@ -125,7 +131,7 @@ def field_line(f: FieldStats, masker: Masker, *, detail: bool = True) -> str:
         if s.formats:
             extras.append("formats " + ", ".join(f"{k} {v}" for k, v in sorted(s.formats.items())))
         if masker.mode == "strict":
-            extras.append(f"{s.shape_count} shapes")
+            extras.append(f"{s.shape_count} distinct shapes")
         else:
             extras.append("shapes " + "; ".join(f"{compact_json(sh, 40)} {c}" for sh, c in _ranked(s.shapes)[:3])
                           + (f" (+{s.shape_count - 3})" if s.shape_count > 3 else ""))
@@ -141,7 +147,7 @@ def field_line(f: FieldStats, masker: Masker, *, detail: bool = True) -> str:
             shown = [(v, c) for v, c in _ranked(s.top_values) if masker.value(f.path, v) == v]
         if shown:
             extras.append("values " + ", ".join(f"{compact_json(v, 40)} {c}" for v, c in shown[:20]))
-        parts.append(" ".join([text, *extras]))
+        parts.append("; ".join([text, *extras]))
     a = f.arrays
     if a is not None and a.count:
         parts.append(f"arrays len {a.min_length}-{a.max_length}" + (f" empty {a.empty_count}" if a.empty_count else ""))
@@ -213,11 +219,11 @@ def query_digest(result: RunQueryResult, masker: Masker, *, rows: int = HEAD_TAI
     return "\n".join(lines)
 
 
-def _scalar(field: str, value: Any, masker: Masker) -> str:
+def _scalar(field: str, value: Any, masker: Masker, *, count: bool = False) -> str:
     if isinstance(value, bool) or value is None:
         return compact_json(masker.value(field, value))
     if isinstance(value, int | float):
-        return number(value)  # a statistic over the whole collection
+        return number(value, exact=count or masker.mode == "full")  # a statistic over the whole collection
     if isinstance(value, dict) and set(value) == {"$date"}:
         text = str(value["$date"])
         return f"date {text[:7]}" if masker.mode != "full" else compact_json(value)
@@ -228,7 +234,7 @@ def stats_digest(result: StatsResult, masker: Masker, *, rows: int = HEAD_TAIL) 
     head = f"get_stats {result.operation} of {result.field}"
     value = result.value
     if not isinstance(value, list):
-        return f"{head}: {_scalar(result.field, value, masker)}"
+        return f"{head}: {_scalar(result.field, value, masker, count=result.operation == 'count')}"
     size = f"{len(value)}{'+' if result.capped else ''} values"
     if result.totals is not None:
         size += f"; {result.totals['values']:,} duplicated values in {result.totals['documents']:,} documents"
