@@ -53,10 +53,16 @@ class Settings(BaseSettings):
     llm_api_version: str | None = None
     llm_timeout_s: float = Field(60.0, gt=0)
     llm_max_retries: int = Field(3, ge=0)
+    llm_backoff_s: float = Field(1.0, ge=0)
+    llm_max_backoff_s: float = Field(30.0, ge=0)
+    llm_max_retry_after_s: float = Field(60.0, ge=0)
     llm_prompt_token_budget: int = Field(8000, ge=4000)
     llm_run_token_budget: int | None = Field(1_000_000, ge=1)
     llm_run_cost_budget_usd: float | None = Field(1.0, gt=0)
     llm_fallback_after: int = Field(3, ge=1)
+    llm_structured_output: Literal["auto", "tools", "json_schema"] = "auto"
+    llm_temperature: float | None = Field(0.0, ge=0, le=2, description="unset for reasoning models")
+    llm_max_output_tokens: int = Field(1024, ge=16)
     llm_evaluators: EvaluatorProfile = "fast"
     llm_judge_model: str | None = None
 

@@ -73,3 +73,10 @@ def test_an_unknown_llm_key_names_file_line_and_a_suggestion(tmp_path: Path) -> 
 def test_an_unknown_planner_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ScheduleError, match="planner"):
         _load(tmp_path, FILE.replace("planner: hybrid", "planner: gpt"))
+
+
+def test_every_llm_setting_has_an_environment_variable() -> None:
+    from agent.llm.options import LLMOptions
+
+    from_env = {name.removeprefix("llm_") for name in Settings.model_fields if name.startswith("llm_")}
+    assert from_env == set(LLMOptions.model_fields) - {"prices"}
