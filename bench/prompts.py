@@ -70,7 +70,7 @@ def _largest(target: AuditTarget, steps: int) -> tuple[int, int, str]:
         setup = make_planner("llm", llm=LLMOptions(model="gpt-4o-mini", base_url=server.base_url,
                                                    evaluators="balanced", prompt_token_budget=BUDGET))
         report = run_audit(target, setup.planner, gates=setup.gates, llm=setup.account,
-                           options=AuditOptions(privacy="shapes"))
+                           options=AuditOptions(privacy="shapes", time_budget_s=3600))  # mongomock is slow
         sizes = [estimate_messages(r.body.get("messages", []), r.body.get("tools"), r.body.get("response_format"))
                  for r in server.requests]
     return max(sizes, default=0), len(sizes), report.outcome
