@@ -7,7 +7,9 @@ Hierarchy::
     ├── ToolError                 a tool call failed but the audit can go on (bad query, timeout)
     │   └── QueryTimeout          the server stopped the query at its maxTimeMS
     ├── TargetUnavailable         the database cannot be reached; the audit cannot go on
-    └── DataLoadError             an Extended JSON file could not be read (names file and line)
+    ├── DataLoadError             an Extended JSON file could not be read (names file and line)
+    └── BudgetExhausted           a run budget other than iterations and time (LLM tokens, USD)
+                                  is spent; the run ends as partial
 
 pymongo errors are translated at the tool boundary (``raise ... from exc``) so callers never
 handle driver exceptions, and messages never carry document values or credentials.
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArgusError",
+    "BudgetExhausted",
     "DataLoadError",
     "QueryRefused",
     "QueryTimeout",
@@ -51,3 +54,7 @@ class TargetUnavailable(ArgusError):
 
 class DataLoadError(ArgusError):
     """An Extended JSON lines file could not be loaded."""
+
+
+class BudgetExhausted(ArgusError):
+    """A per-run budget (LLM tokens or US dollars) is spent; the loop ends the run as partial."""

@@ -1,9 +1,9 @@
 """The ReAct loop: propose, gate, act, observe, until a conclusion is accepted or a budget runs out.
 
 The loop is the only code that mutates ``AgentState``. It always returns an ``AuditReport``:
-``succeeded`` when the run gate accepted a conclusion, ``partial`` when the iteration or
-wall-clock budget ran out first, ``failed`` when the database became unreachable or the
-planner broke. A tool error (bad query, timeout) is an observation, not a failure.
+``succeeded`` when the run gate accepted a conclusion, ``partial`` when the iteration,
+wall-clock or LLM (tokens, USD) budget ran out first, ``failed`` when the database became
+unreachable or the planner broke. A tool error (bad query, timeout) is an observation, not a failure.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from pydantic import BaseModel
 
 from agent.clock import Clock, SystemClock
 from agent.ejson import decode, filter_key
-from agent.errors import ArgusError, QueryRefused, TargetUnavailable, ToolError
+from agent.errors import ArgusError, BudgetExhausted, QueryRefused, TargetUnavailable, ToolError
 from agent.findings import WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
+from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
 from agent.planners.base import Planner
 from agent.privacy import CATEGORICAL_MAX, mask_values
@@ -51,10 +52,11 @@ class AuditObserver(Protocol):
 
 
 class _Stop(Exception):
-    def __init__(self, reason: TerminationReason, error: str | None = None) -> None:
+    def __init__(self, reason: TerminationReason, error: str | None = None, *, note: str | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
         self.error = error
+        self.note = note
 
 
 def run_audit(
@@ -68,11 +70,14 @@ def run_audit(
     observer: AuditObserver | None = None,
     run_id: UUID | None = None,
     should_stop: Callable[[], bool] | None = None,
+    llm: LLMAccount | None = None,
 ) -> AuditReport:
     """Audit ``target`` with ``planner`` and return the report; never raises for audit failures.
 
     ``should_stop`` is asked before every iteration; when it says yes (a daemon shutting down)
-    the run ends as ``partial`` with termination reason ``interrupted``.
+    the run ends as ``partial`` with termination reason ``interrupted``. ``llm`` is the account
+    the planner's and evaluators' model calls are recorded in: its usage, cost and notes reach
+    the state (for the planner to see) and the report.
     """
     options = options or AuditOptions()
     clock = clock or SystemClock()
@@ -89,11 +94,12 @@ def run_audit(
     target.cap_time_with(remaining_ms)
     with structlog.contextvars.bound_contextvars(run_id=str(state.run_id), database=state.database,
                                                  collection=state.collection):
-        return _loop(state, target, planner, gates, clock, start, started_at, observer, should_stop)
+        return _loop(state, target, planner, gates, clock, start, started_at, observer, should_stop, llm)
 
 
 def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateSet, clock: Clock, start: float,
-          started_at: Any, observer: AuditObserver | None, should_stop: Callable[[], bool] | None) -> AuditReport:
+          started_at: Any, observer: AuditObserver | None, should_stop: Callable[[], bool] | None,
+          llm: LLMAccount | None) -> AuditReport:
     options = state.options
     trace: list[TraceEntry] = []
     log.info("audit_started", planner=planner.name, iteration_budget=options.max_iterations,
@@ -101,6 +107,7 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
 
     reason: TerminationReason
     error: str | None = None
+    note: str | None = None
     while True:
         try:
             if state.iteration >= options.max_iterations:
@@ -109,9 +116,13 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
                 raise _Stop("time_budget")
             if should_stop is not None and should_stop():
                 raise _Stop("interrupted")
-            entry = _step(state, target, planner, gates)
+            try:
+                entry = _step(state, target, planner, gates)
+            finally:
+                if llm is not None:
+                    state.total_usage = llm.total
         except _Stop as stop:
-            reason, error = stop.reason, stop.error
+            reason, error, note = stop.reason, stop.error, stop.note
             break
         trace.append(entry)
         state.iteration += 1
@@ -124,7 +135,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     outcome: Outcome = "succeeded" if reason == "concluded" else "failed" if reason == "error" else "partial"
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
-                           duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error)
+                           duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
+                           llm=llm, note=note)
     log.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
              findings=len(report.findings), duration_s=round(report.duration_s, 3))
     return report
@@ -134,6 +146,8 @@ def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     t0 = time.perf_counter()
     try:
         action = planner.propose(state)
+    except BudgetExhausted as exc:
+        raise _Stop("llm_budget", note=f"{exc}: the run ended before the audit concluded") from exc
     except ArgusError as exc:
         raise _Stop("error", f"planner failed: {exc}") from exc
     except Exception as exc:  # a planner bug must not take the process down with it
@@ -253,9 +267,22 @@ def _categorical(state: AgentState, field: str) -> bool:
                 and stats.strings.distinct_count <= CATEGORICAL_MAX)
 
 
+def _masked_trace(trace: list[TraceEntry], state: AgentState) -> list[TraceEntry]:
+    """Sample values in the trace obey the privacy mode, as they do in findings."""
+    out = []
+    for entry in trace:
+        values = entry.action_input.get("sample_values") if entry.action == "write_finding" else None
+        if isinstance(values, list):
+            field = str(entry.action_input.get("field", ""))
+            masked = mask_values(values, mode=state.options.privacy, categorical=_categorical(state, field))
+            entry = entry.model_copy(update={"action_input": {**entry.action_input, "sample_values": masked}})
+        out.append(entry)
+    return out
+
+
 def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], *, started_at: Any,
                   finished_at: Any, duration_s: float, outcome: Outcome, reason: TerminationReason,
-                  error: str | None) -> AuditReport:
+                  error: str | None, llm: LLMAccount | None = None, note: str | None = None) -> AuditReport:
     mode = state.options.privacy
     findings = [f.model_copy(update={"sample_values": mask_values(f.sample_values, mode=mode,
                                                                   categorical=_categorical(state, f.field))})
@@ -270,6 +297,12 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         notes.append(f"time budget of {state.options.time_budget_s:g}s ran out before the audit concluded")
     elif reason == "interrupted":
         notes.append("the daemon shut down before the audit concluded")
+    elif reason == "llm_budget" and note:
+        notes.append(note)
+    if llm is not None:
+        if reason == "llm_budget" and note:
+            llm.summary.budget_exhausted = note
+        notes += [n for n in llm.notes() if n not in notes]
     fields = state.auditable_fields()
     return AuditReport(
         run_id=state.run_id, connection=state.connection_name, database=state.database,
@@ -278,6 +311,7 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         outcome=outcome, termination_reason=reason, error=error, iterations=state.iteration,
         options=state.options, documents_sampled=state.documents_sampled, collection_size=state.collection_size,
         fields_total=len(fields), fields_investigated=sum(1 for f in fields if f in state.fields_investigated),
-        findings=findings, dismissed_findings=dismissed, trace=trace, evaluations=state.evaluation_records,
-        token_usage=state.total_usage, notes=notes,
+        findings=findings, dismissed_findings=dismissed, trace=_masked_trace(trace, state),
+        evaluations=state.evaluation_records, token_usage=llm.total if llm else state.total_usage,
+        cost_usd=round(llm.cost_usd, 6) if llm else 0.0, llm=llm.report() if llm else None, notes=notes,
     )

@@ -11,9 +11,10 @@ import math
 from typing import Any
 
 from agent.options import PrivacyMode
+from agent.tools.models import SchemaSampleResult
 from agent.tools.profiling import shape_of
 
-__all__ = ["CATEGORICAL_MAX", "mask_value", "mask_values", "redact_query"]
+__all__ = ["CATEGORICAL_MAX", "Masker", "categorical_values", "mask_value", "mask_values", "redact_query"]
 
 CATEGORICAL_MAX = 20
 
@@ -106,3 +107,95 @@ def _is_scalar(value: dict[str, Any]) -> bool:
     """An Extended JSON scalar such as ``{"$date": ...}`` or ``{"$oid": ...}``."""
     return len(value) == 1 and next(iter(value)) in {"$date", "$oid", "$numberDecimal", "$numberLong",
                                                      "$numberInt", "$numberDouble", "$binary", "$uuid"}
+
+
+# Operands that are part of the question, not data: kept in every mode.
+_SAFE_OPERANDS = frozenset({"$type", "$exists", "$size", "$options"})
+_TEXT_LIMIT = 80
+
+
+def categorical_values(schema: SchemaSampleResult | None) -> dict[str, frozenset[Any]]:
+    """Values that may appear as themselves in ``shapes`` mode: per categorical field (strings are
+    at least 90% of its values and the sample shows at most ``CATEGORICAL_MAX`` distinct), the
+    strings the sample saw. A rare value the sample missed is masked like any free-form value, and
+    so is text in a field of numbers (``12 oz`` among ounces)."""
+    if schema is None:
+        return {}
+    out: dict[str, frozenset[Any]] = {}
+    for f in schema.fields:
+        s = f.strings
+        if s is None or f.cardinality_capped or s.distinct_count > CATEGORICAL_MAX \
+                or s.count < 0.9 * sum(f.non_null_types.values()):
+            continue
+        out[f.path] = frozenset(v for v, _ in s.top_values if isinstance(v, str))
+    return out
+
+
+class Masker:
+    """Applies one privacy mode to values, documents and filters bound for a prompt, trace or log."""
+
+    def __init__(self, mode: PrivacyMode, categorical: dict[str, frozenset[Any]] | None = None) -> None:
+        self.mode = mode
+        self.categorical = categorical or {}
+
+    def value(self, path: str | None, value: Any) -> Any:
+        if self.mode == "full":
+            return value[:_TEXT_LIMIT] + "…" if isinstance(value, str) and len(value) > _TEXT_LIMIT else value
+        if self.mode == "shapes" and isinstance(value, str) and path is not None \
+                and value in self.categorical.get(path, ()):
+            return value
+        if self.mode == "strict":
+            return _type_tag(value)
+        if isinstance(value, list):
+            return [self.value(path, v) for v in value[:5]] + (["…"] if len(value) > 5 else [])
+        if isinstance(value, dict) and len(value) != 1:
+            return {k: self.value(f"{path}.{k}" if path else k, v) for k, v in value.items()}
+        return mask_value(value, mode=self.mode)
+
+    def document(self, doc: Any, path: str | None = None) -> Any:
+        """A document with every scalar masked (field names are kept)."""
+        if isinstance(doc, dict) and not (len(doc) == 1 and next(iter(doc)).startswith("$")):
+            return {k: self.document(v, f"{path}.{k}" if path else k) for k, v in doc.items()}
+        if isinstance(doc, list):
+            return [self.document(v, path) for v in doc]
+        return self.value(path, doc)
+
+    def filter(self, query: Any, path: str | None = None) -> Any:
+        """A MongoDB filter with its operands masked; operators and field names are kept."""
+        if self.mode == "full":
+            return query
+        if isinstance(query, list):
+            return [self.filter(v, path) for v in query]
+        if not isinstance(query, dict):
+            return self.value(path, query)
+        if len(query) == 1 and next(iter(query)) in ("$date", "$oid", "$numberLong", "$numberDecimal"):
+            return self.value(path, query)
+        out: dict[str, Any] = {}
+        for key, operand in query.items():
+            if key in _SAFE_OPERANDS:
+                out[key] = operand
+            elif key == "$regex":
+                out[key] = "<pattern>"
+            elif key.startswith("$"):
+                out[key] = self.filter(operand, path)
+            else:
+                out[key] = self.filter(operand, key)
+        return out
+
+
+def _type_tag(value: Any) -> str:
+    if value is None:
+        return "<null>"
+    if isinstance(value, bool):
+        return "<bool>"
+    if isinstance(value, int | float):
+        return "<number>"
+    if isinstance(value, str):
+        return "<string>"
+    if isinstance(value, list):
+        return "<array>"
+    if isinstance(value, dict):
+        if len(value) == 1:
+            return f"<{next(iter(value)).lstrip('$')}>"
+        return "<object>"
+    return f"<{type(value).__name__}>"

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 
 from agent.findings import Finding, Severity, severity_at_least
 from agent.history import RunDiff
+from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, Verdict
 from agent.tools.registry import ActionName
@@ -23,7 +24,7 @@ except PackageNotFoundError:  # running from a source tree without installing
     ARGUS_VERSION = "0.0.0+source"
 
 Outcome = Literal["succeeded", "partial", "failed"]
-TerminationReason = Literal["concluded", "iteration_budget", "time_budget", "interrupted", "error"]
+TerminationReason = Literal["concluded", "iteration_budget", "time_budget", "llm_budget", "interrupted", "error"]
 
 
 class TraceEntry(BaseModel):
@@ -71,6 +72,8 @@ class AuditReport(BaseModel):
     evaluations: list[EvaluationRecord] = Field(default_factory=list)
     token_usage: TokenUsage = Field(default_factory=TokenUsage)
     cost_usd: float = 0.0
+    llm: LLMSummary | None = Field(None, description="model calls per purpose and model, fallback, budgets; "
+                                                     "None for a run without a language model")
     notes: list[str] = Field(default_factory=list)
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
 

@@ -39,6 +39,7 @@ from pydantic import (
 
 from agent.errors import ArgusError
 from agent.findings import Severity
+from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
 from config.alerts import AlertRoute, AlertsConfig, Channel
 
@@ -243,7 +244,9 @@ Trigger = Annotated[Annotated[CronTrigger, Tag("cron")] | Annotated[IntervalTrig
 class AuditSettings(_Model):
     """What an audit does; ``defaults`` sets them for every schedule, a schedule overrides them."""
 
-    planner: Literal["heuristic"] = "heuristic"
+    planner: PlannerKind = "heuristic"
+    llm: LLMOptions | None = Field(None, description="model, endpoint, key, budgets, evaluators; only the keys "
+                                                     "given override the ARGUS_LLM_* settings")
     sample_size: int = Field(1000, ge=1, le=10_000)
     max_iterations: int = Field(200, ge=1)
     time_budget: timedelta = Field(timedelta(minutes=5))
@@ -298,7 +301,8 @@ class Schedule(_Model):
     database: str
     collection: str
     trigger: Trigger | None = None
-    planner: Literal["heuristic"] | None = None
+    planner: PlannerKind | None = None
+    llm: LLMOptions | None = None
     sample_size: int | None = Field(None, ge=1, le=10_000)
     max_iterations: int | None = Field(None, ge=1)
     time_budget: timedelta | None = None
@@ -387,12 +391,18 @@ class ScheduleSet:
 
 
 def _resolve(file: _File, s: Schedule) -> ResolvedSchedule:
-    base = file.defaults.model_dump(exclude={"trigger"})
-    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger"}, exclude_none=True)
-    settings = AuditSettings.model_validate({**base, **overrides})
+    base = file.defaults.model_dump(exclude={"trigger", "llm"})
+    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger", "llm"},
+                             exclude_none=True)
+    llm = {**_given(file.defaults.llm), **_given(s.llm)}  # key by key: a schedule changes only what it names
+    settings = AuditSettings.model_validate({**base, **overrides, "llm": llm or None})
     trigger = s.trigger or file.defaults.trigger
     assert trigger is not None  # validated in _File._references
     return ResolvedSchedule(s.name, s.connection, s.database, s.collection, trigger, settings)
+
+
+def _given(options: LLMOptions | None) -> dict[str, Any]:
+    return {} if options is None else options.model_dump(include=options.model_fields_set)
 
 
 # --- loading with line numbers -----------------------------------------------------------------
@@ -456,6 +466,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return ["version", "connections", "defaults", "schedules", "alerts"]
     if parent[-1] == "trigger":
         return ["cron", "timezone", "every", "jitter"]
+    if parent[-1] == "llm":
+        return list(LLMOptions.model_fields)
     if parent[0] == "connections":
         return list(Connection.model_fields)
     if parent[:2] == ["alerts", "channels"]:

@@ -10,6 +10,7 @@ from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from agent.findings import Severity
+from agent.llm.options import EvaluatorProfile, LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
 
 __all__ = ["Settings"]
@@ -39,6 +40,32 @@ class Settings(BaseSettings):
                                                        "false-positive label no longer apply")
     retention_days: float = Field(90, gt=0, description="runs older than this are pruned (labels are kept)")
 
+    planner: PlannerKind = Field("heuristic", description="heuristic, llm or hybrid (argus audit --planner)")
+    # The language model (planner llm / hybrid); a schedule's `llm:` block overrides any of these.
+    llm_provider: Literal["openai", "azure"] = "openai"
+    llm_model: str = "gpt-4o-mini"
+    llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint (vLLM, Ollama, LiteLLM)")
+    llm_api_key_env: str | None = Field(None, description="variable holding the key [OPENAI_API_KEY / "
+                                                          "AZURE_OPENAI_API_KEY]")
+    llm_api_key_file: Path | None = None
+    llm_azure_endpoint: str | None = None
+    llm_azure_deployment: str | None = None
+    llm_api_version: str | None = None
+    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_max_retries: int = Field(3, ge=0)
+    llm_backoff_s: float = Field(1.0, ge=0)
+    llm_max_backoff_s: float = Field(30.0, ge=0)
+    llm_max_retry_after_s: float = Field(60.0, ge=0)
+    llm_prompt_token_budget: int = Field(8000, ge=4000)
+    llm_run_token_budget: int | None = Field(1_000_000, ge=1)
+    llm_run_cost_budget_usd: float | None = Field(1.0, gt=0)
+    llm_fallback_after: int = Field(3, ge=1)
+    llm_structured_output: Literal["auto", "tools", "json_schema"] = "auto"
+    llm_temperature: float | None = Field(0.0, ge=0, le=2, description="unset for reasoning models")
+    llm_max_output_tokens: int = Field(1024, ge=16)
+    llm_evaluators: EvaluatorProfile = "fast"
+    llm_judge_model: str | None = None
+
     schedules: Path = Field(Path("schedules.yaml"), description="the daemon's schedules file")
     listen: str = Field("0.0.0.0:9464", description="HOST:PORT of the daemon's HTTP server")
     workers: int = Field(4, ge=1, description="audits that may run at the same time")
@@ -53,6 +80,14 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    def llm_options(self, overrides: LLMOptions | None = None, **values: Any) -> LLMOptions:
+        """LLM options from ``ARGUS_LLM_*``, then a schedule's ``overrides``, then non-None ``values``."""
+        base = {name.removeprefix("llm_"): getattr(self, name) for name in type(self).model_fields
+                if name.startswith("llm_")}
+        options = LLMOptions.model_validate(base).merged(overrides)
+        given = {k: v for k, v in values.items() if v is not None}
+        return LLMOptions.model_validate({**options.model_dump(), **given}) if given else options
 
     def audit_options(self, **overrides: Any) -> AuditOptions:
         """Options for one audit: these settings, with non-None ``overrides`` on top."""

@@ -21,9 +21,9 @@ from agent.clock import SystemClock
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.history import RunDiff
+from agent.llm.options import PlannerKind
 from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.replay import ReplayFirst
+from agent.planners.factory import make_planner
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
@@ -78,6 +78,18 @@ class Verdict(StrEnum):
     fp = "fp"
 
 
+class PlannerChoice(StrEnum):
+    heuristic = "heuristic"
+    llm = "llm"
+    hybrid = "hybrid"
+
+
+class Evaluators(StrEnum):
+    fast = "fast"
+    balanced = "balanced"
+    thorough = "thorough"
+
+
 class Privacy(StrEnum):
     strict = "strict"
     shapes = "shapes"
@@ -112,6 +124,15 @@ def audit(
     privacy: Annotated[Privacy | None, typer.Option(help="strict, shapes or full: sample values in the report")] = None,
     store: Annotated[bool | None, typer.Option("--store/--no-store", help="keep the report in the history database "
                      "[default: store when ARGUS_DATABASE_URL is set or the embedded database exists]")] = None,
+    planner_choice: Annotated[PlannerChoice | None, typer.Option(
+        "--planner", help="heuristic (no model), llm, or hybrid (rules first, then the model) "
+                          "[default: ARGUS_PLANNER or heuristic]")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="model name (Azure: the model behind the deployment) "
+                                                              "[default: ARGUS_LLM_MODEL]")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint, e.g. "
+                                                                    "http://localhost:11434/v1 for Ollama")] = None,
+    evaluators: Annotated[Evaluators | None, typer.Option(help="fast (rules only), balanced or thorough "
+                                                               "[default: ARGUS_LLM_EVALUATORS or fast]")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report (with its diff against the last run when stored)."""
@@ -134,13 +155,21 @@ def audit(
         context = _store_call(lambda: history_store.history(
             ref, runs=settings.history_runs, drift_tolerance=settings.drift_tolerance,
             growth_factor=settings.growth_factor))
-    planner = ReplayFirst(HeuristicPlanner())
+    kind: PlannerKind = planner_choice.value if planner_choice is not None else settings.planner
+    try:
+        llm = None if kind == "heuristic" else settings.llm_options(
+            model=model, base_url=base_url, evaluators=evaluators.value if evaluators else None)
+        setup = make_planner(kind, llm=llm)
+    except (ArgusError, ValueError) as exc:
+        raise _fail(str(exc)) from None
     label = f"{target.database}.{target.name}"
     if output == OutputFormat.table and console.is_terminal:
         with ProgressDisplay(console, label) as progress:
-            report = run_audit(target, planner, options=options, observer=progress, historical_context=context)
+            report = run_audit(target, setup.planner, options=options, observer=progress, historical_context=context,
+                               gates=setup.gates, llm=setup.account)
     else:
-        report = run_audit(target, planner, options=options, historical_context=context)
+        report = run_audit(target, setup.planner, options=options, historical_context=context, gates=setup.gates,
+                           llm=setup.account)
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)

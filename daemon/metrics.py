@@ -112,13 +112,17 @@ class Metrics:
         self.last_run.labels(schedule).set(finished)
         if report.outcome == "succeeded":
             self.last_success.labels(schedule).set(finished)
-        usage, model = report.token_usage, report.model or "none"
-        for kind, value in (("input", usage.input_tokens), ("output", usage.output_tokens),
-                            ("cached", usage.cached_tokens)):
-            if value:
-                self.tokens.labels(schedule, model, kind).inc(value)
-        if report.cost_usd:
-            self.cost.labels(schedule, model).inc(report.cost_usd)
+        # Per model when the report says which model spent what (a judge may be another model).
+        lines = [(x.model, x.input_tokens, x.output_tokens, x.cached_tokens, x.cost_usd)
+                 for x in report.llm.usage] if report.llm is not None else \
+            [(report.model or "none", report.token_usage.input_tokens, report.token_usage.output_tokens,
+              report.token_usage.cached_tokens, report.cost_usd)]
+        for model, input_tokens, output_tokens, cached_tokens, cost in lines:
+            for kind, value in (("input", input_tokens), ("output", output_tokens), ("cached", cached_tokens)):
+                if value:
+                    self.tokens.labels(schedule, model, kind).inc(value)
+            if cost:
+                self.cost.labels(schedule, model).inc(cost)
 
     def observe_diff(self, schedule: str, report: AuditReport) -> None:
         if report.diff is None:

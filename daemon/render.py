@@ -43,7 +43,11 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
     console.print(f"outcome {report.outcome} ({report.termination_reason}) · {report.iterations} iterations · "
                   f"{report.duration_s:.1f}s · sampled {report.documents_sampled:,} of {report.collection_size:,} "
                   f"documents · {report.fields_investigated}/{report.fields_total} fields checked · "
-                  f"planner {report.planner}")
+                  f"planner {report.planner}" + (f" ({report.model})" if report.model else ""))
+    if report.llm is not None:
+        usage = report.token_usage
+        console.print(f"llm {usage.input_tokens:,} input + {usage.output_tokens:,} output tokens "
+                      f"({usage.cached_tokens:,} cached) · ${report.cost_usd:.4f}", highlight=False)
     if report.diff is not None:
         console.print(f"changes {_diff_line(report.diff)}", highlight=False)
     if report.error:

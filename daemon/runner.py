@@ -26,8 +26,7 @@ import structlog
 from agent.clock import Clock, SystemClock
 from agent.errors import ArgusError
 from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.replay import ReplayFirst
+from agent.planners.factory import make_planner
 from agent.report import AuditReport, TerminationReason, TraceEntry
 from agent.state import AgentState
 from config.schedules import ResolvedSchedule, ScheduleSet
@@ -161,9 +160,12 @@ class ScheduleRunner:
             except StoreError as exc:
                 self.metrics.store_errors.labels("history").inc()
                 log.warning("history_unavailable", schedule=schedule.name, error=str(exc))
-            planner = ReplayFirst(HeuristicPlanner(clock=self.clock))
-            return run_audit(target, planner, options=options, clock=self.clock, historical_context=context,
-                             observer=progress, run_id=progress.run_id, should_stop=progress.stop.is_set)
+            kind = schedule.settings.planner
+            setup = make_planner(kind, clock=self.clock,
+                                 llm=None if kind == "heuristic" else self.settings.llm_options(schedule.settings.llm))
+            return run_audit(target, setup.planner, options=options, clock=self.clock, historical_context=context,
+                             observer=progress, run_id=progress.run_id, should_stop=progress.stop.is_set,
+                             gates=setup.gates, llm=setup.account)
         except ArgusError as exc:
             return self.failed_report(schedule, progress, str(exc))
         except Exception as exc:  # a bug must not stop the daemon: record it as a failed run

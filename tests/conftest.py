@@ -145,3 +145,22 @@ def store(pg_dsn: str) -> Any:
 
     with PostgresStore(pg_dsn, pool_size=2) as opened:
         yield opened
+
+
+# --- a local OpenAI-compatible server ----------------------------------------------------------
+
+@pytest.fixture
+def chat_server() -> Any:
+    """Start ``LocalChatServer(replies)`` on an ephemeral port; every server started is stopped after."""
+    from agent.llm.local_server import LocalChatServer
+
+    started: list[LocalChatServer] = []
+
+    def start(replies: Any, **kwargs: Any) -> LocalChatServer:
+        server = LocalChatServer(replies, **kwargs).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

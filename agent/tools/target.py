@@ -8,6 +8,7 @@ nothing else, so no code path from a tool can reach a write method. Every call c
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -74,8 +75,9 @@ def _translated(operation: str) -> Iterator[None]:
         raise ToolError(f"{operation} was refused by the server{code}: {_first_line(exc)}") from exc
     except mongo_errors.PyMongoError as exc:
         raise ToolError(f"{operation} failed: {type(exc).__name__}") from exc
-    except (NotImplementedError, TypeError, ValueError, KeyError) as exc:
-        # mongomock raises plain Python errors for operators or BSON types it cannot emulate.
+    except (NotImplementedError, TypeError, ValueError, KeyError, re.error) as exc:
+        # mongomock raises plain Python errors for operators or BSON types it cannot emulate,
+        # and re.error for a pattern a server would refuse with an OperationFailure.
         raise ToolError(f"{operation} failed in the database engine: {type(exc).__name__}") from exc
 
 

@@ -143,3 +143,15 @@ def test_sample_values_follow_the_privacy_mode(make_target) -> None:  # type: ig
 def test_empty_collection_concludes_with_nothing_to_report(make_target) -> None:  # type: ignore[no-untyped-def]
     report = run_audit(make_target([]), HeuristicPlanner())
     assert (report.outcome, report.findings, report.collection_size) == ("succeeded", [], 0)
+
+
+def test_trace_sample_values_follow_the_privacy_mode(make_target) -> None:  # type: ignore[no-untyped-def]
+    finding = _finding(field="email", category="empty_value", severity="low", sample_values=["n/a"],
+                       evidence_query={"email": "n/a"})
+    script = [SAMPLE, _act("run_query", filter={"email": "n/a"}, limit=0), COVER, finding]
+    strict = run_audit(make_target(DOCS), ScriptedPlanner(script), options=AuditOptions(privacy="strict"))
+    shapes = run_audit(make_target(DOCS), ScriptedPlanner(script), options=AuditOptions(privacy="shapes"))
+    [s_entry] = [e for e in strict.trace if e.action == "write_finding"]
+    [h_entry] = [e for e in shapes.trace if e.action == "write_finding"]
+    assert s_entry.outcome == "committed" and s_entry.action_input["sample_values"] == []
+    assert h_entry.action_input["sample_values"] == ["shape:a/a"]

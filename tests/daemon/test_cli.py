@@ -22,6 +22,13 @@ def _write(path: Path, docs: list[dict]) -> Path:
     return path
 
 
+@pytest.fixture(autouse=True)
+def _no_user_history(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An embedded history database in the user's data directory must not change what these print."""
+    monkeypatch.setenv("ARGUS_DATA_DIR", str(tmp_path / "argus-data"))
+    monkeypatch.delenv("ARGUS_DATABASE_URL", raising=False)
+
+
 @pytest.fixture
 def clean_file(tmp_path: Path) -> Path:
     return _write(tmp_path / "clean.jsonl", CLEAN)

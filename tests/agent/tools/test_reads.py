@@ -175,3 +175,12 @@ def test_run_query_returns_hostile_documents_as_extended_json(make_target) -> No
     assert result.documents == [{"nan": {"$numberDouble": "NaN"}, "dec": {"$numberDecimal": "12.50"},
                                  "bin": {"$binary": {"base64": base64.b64encode(b"\x00\xff" * 100).decode(),
                                                      "subType": "00"}}}]
+
+
+def test_an_invalid_regex_is_a_tool_error_not_a_crash(make_target) -> None:  # type: ignore[no-untyped-def]
+    from agent.errors import ToolError
+    from agent.tools import run_query
+    from agent.tools.models import RunQueryInput
+
+    with pytest.raises(ToolError, match="failed in the database engine: error"):
+        run_query(make_target([{"a": "x"}]), RunQueryInput(filter={"a": {"$regex": "("}}, limit=0))

@@ -1,0 +1,105 @@
+"""Errors at the language-model boundary; openai's exceptions are translated here and nowhere else.
+
+Hierarchy::
+
+    ArgusError
+    ├── LLMError                  a call to the language model failed
+    │   ├── LLMUnavailable        transient (connection, timeout, 429, 5xx): retried with backoff,
+    │   │                         raised once the retries are spent
+    │   └── LLMRejected           permanent (bad key, no such model, bad request): retrying cannot help
+    └── BudgetExhausted
+        └── LLMBudgetExhausted    the run's token or USD budget would be exceeded by the next call
+
+Messages name the status and the provider's short reason, never the API key (anything that
+looks like one is masked) and never the prompt.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import math
+import re
+import time
+
+import openai
+
+from agent.errors import ArgusError, BudgetExhausted
+
+__all__ = ["LLMBudgetExhausted", "LLMError", "LLMRejected", "LLMUnavailable", "retry_after", "translate"]
+
+_KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_*-]{4,}|[A-Fa-f0-9]{32,}|[A-Za-z0-9_-]{40,})\b")
+_MESSAGE_CHARS = 240
+
+
+class LLMError(ArgusError):
+    """A language-model call failed; ``status`` is the HTTP status when there was one."""
+
+    retryable = False
+
+    def __init__(self, message: str, *, status: int | None = None, retry_after_s: float | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+
+class LLMUnavailable(LLMError):
+    """Transient: the endpoint is down, slow or rate limiting; worth retrying later."""
+
+    retryable = True
+
+
+class LLMRejected(LLMError):
+    """Permanent for this configuration: authentication, permissions, model name, request shape."""
+
+
+class LLMBudgetExhausted(BudgetExhausted):
+    """The next call would take the run past its token or USD budget."""
+
+
+def _clean(text: str) -> str:
+    text = _KEYISH.sub("***", " ".join(str(text).split()))
+    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + "…"
+
+
+def retry_after(headers: object) -> float | None:
+    """Seconds to wait from ``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date)."""
+    get = getattr(headers, "get", None)
+    if get is None:
+        return None
+    for header, divisor in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        raw = get(header)
+        if raw is None:
+            continue
+        try:
+            value = float(raw) / divisor
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(raw) if header == "retry-after" else None
+            if parsed is None:
+                continue
+            value = parsed.timestamp() - time.time()
+        if math.isfinite(value):
+            return max(value, 0.0)
+    return None
+
+
+def translate(exc: openai.OpenAIError) -> LLMError:
+    """The Argus error for an openai exception (use with ``raise ... from exc``)."""
+    if isinstance(exc, openai.APITimeoutError):
+        return LLMUnavailable("the model endpoint did not answer within the timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        return LLMUnavailable(f"cannot reach the model endpoint: {_clean(str(exc.__cause__ or exc))}")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        reason = _clean(getattr(exc, "message", "") or str(exc))
+        wait = retry_after(exc.response.headers)
+        if status == 429 or status == 408 or status == 409 or status >= 500:
+            return LLMUnavailable(f"the model endpoint answered {status}: {reason}", status=status,
+                                  retry_after_s=wait)
+        if status in (401, 403):
+            return LLMRejected(f"the model endpoint refused the credentials ({status}): {reason}; check the API key "
+                               f"setting (api_key_env / api_key_file)", status=status)
+        if status == 404:
+            return LLMRejected(f"the model endpoint has no such model or path (404): {reason}; check model, "
+                               f"base_url or the Azure deployment", status=status)
+        return LLMRejected(f"the model endpoint rejected the request ({status}): {reason}", status=status)
+    return LLMRejected(f"the openai client failed: {type(exc).__name__}: {_clean(str(exc))}")

@@ -1,0 +1,181 @@
+"""A real OpenAI-compatible HTTP server in the process, for tests, benchmarks and demos.
+
+It listens on 127.0.0.1 with an ephemeral port, answers ``POST .../chat/completions`` (including
+Azure's ``/openai/deployments/NAME/chat/completions?api-version=...``) with scripted replies, and
+records every request (path, query, headers, JSON body). Replies are a list played in order, or a
+function of the request body. Usage is reported as the offline estimate of the request unless a
+reply sets it, so token accounting works end to end.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from agent.llm.tokens import estimate_messages, estimate_tokens
+
+__all__ = ["LocalChatServer", "RecordedRequest", "Reply", "error_reply", "text_reply", "tool_reply"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    status: int = 200
+    body: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    delay_s: float = 0.0
+    usage: dict[str, Any] | None = None
+
+
+def tool_reply(name: str, arguments: dict[str, Any] | str, *, content: str | None = None,
+               usage: dict[str, Any] | None = None, delay_s: float = 0.0) -> Reply:
+    """An assistant message calling one tool (``arguments`` as a dict, or raw text to send malformed JSON)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    message = {"role": "assistant", "content": content,
+               "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": args}}]}
+    return Reply(body={"message": message, "finish_reason": "tool_calls"}, usage=usage, delay_s=delay_s)
+
+
+def text_reply(content: str, *, usage: dict[str, Any] | None = None, delay_s: float = 0.0) -> Reply:
+    return Reply(body={"message": {"role": "assistant", "content": content}, "finish_reason": "stop"},
+                 usage=usage, delay_s=delay_s)
+
+
+def error_reply(status: int, message: str = "scripted error", *, headers: dict[str, str] | None = None,
+                delay_s: float = 0.0) -> Reply:
+    return Reply(status=status, body={"error": {"message": message, "type": "scripted", "code": status}},
+                 headers=headers or {}, delay_s=delay_s)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    def prompt_text(self) -> str:
+        """Every message's content, joined: what a privacy scan reads."""
+        return "\n".join(str(m.get("content") or "") for m in self.messages)
+
+
+Responder = Callable[[dict[str, Any]], Reply]
+
+
+class LocalChatServer:
+    """``with LocalChatServer(replies) as server: OpenAI(base_url=server.base_url, ...)``."""
+
+    def __init__(self, replies: Sequence[Reply] | Responder, *, default: Reply | None = None) -> None:
+        self._replies: Responder
+        if callable(replies):
+            self._replies = replies
+        else:
+            queue = list(replies)
+            fallback = default
+
+            def play(_body: dict[str, Any]) -> Reply:
+                if queue:
+                    return queue.pop(0)
+                if fallback is not None:
+                    return fallback
+                return error_reply(500, "the script has no more replies")
+
+            self._replies = play
+        self.requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="local-chat-server", daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    @property
+    def root(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root}/v1"
+
+    def start(self) -> LocalChatServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> LocalChatServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _answer(self, body: dict[str, Any]) -> Reply:
+        return self._replies(body)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {"_unparsed": raw.decode("utf-8", "replace")}
+                parts = urlsplit(self.path)
+                with server._lock:
+                    server.requests.append(RecordedRequest(
+                        "POST", parts.path, parse_qs(parts.query), {k.lower(): v for k, v in self.headers.items()},
+                        body))
+                    reply = server._answer(body) if parts.path.endswith("/chat/completions") else \
+                        error_reply(404, f"no route {parts.path}")
+                if reply.delay_s:
+                    time.sleep(reply.delay_s)
+                payload = _payload(reply, body)
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    for key, value in reply.headers.items():
+                        self.send_header(key, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    return
+
+        return Handler
+
+
+def _payload(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
+    if reply.status != 200 or reply.body is None or "message" not in reply.body:
+        return reply.body or {}
+    message = reply.body["message"]
+    usage = reply.usage
+    if usage is None:
+        prompt = estimate_messages(request.get("messages", []), request.get("tools"), request.get("response_format"))
+        completion = estimate_tokens(json.dumps(message))
+        usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    return {"id": "chatcmpl-local", "object": "chat.completion", "created": 0, "model": request.get("model", ""),
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.body.get("finish_reason", "stop")}],
+            "usage": usage}

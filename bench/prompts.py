@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Prompt-size benchmark: the largest LLM planner prompt per benchmark collection, in tokens.
+
+Usage: python bench/prompts.py [BENCH_DIR] [--only NAME ...] [--scale N] [--wide-scale N] [--steps N]
+
+Each NAME.jsonl in BENCH_DIR (default ../shared/bench beside the repository) is audited by the LLM
+planner against the local OpenAI-compatible server, driven by the scripted ``Explorer`` (every tool,
+a malformed answer, a failing query, a dismissed finding, then coverage and conclude), in privacy
+mode ``shapes`` with the ``balanced`` evaluators. Every request is measured with the offline
+estimate the budget uses (messages and tool schemas). Three sizes per collection: its first 1,000
+documents, the file as it is, and the documents replicated (fresh ``_id``) to ``--scale``
+(default 100,000; collections wider than 50 fields use ``--wide-scale``, default 30,000, because
+the in-memory engine holds every document as Python objects). The prompt budget is 8,000 tokens:
+the target is met when every prompt stays within it and a collection's largest prompt does not
+grow with its size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import mongomock
+import structlog
+from bson import ObjectId, json_util
+
+from agent.llm.local_server import LocalChatServer
+from agent.llm.options import LLMOptions
+from agent.llm.scripted import Explorer
+from agent.llm.tokens import estimate_messages
+from agent.loop import run_audit
+from agent.options import AuditOptions
+from agent.planners.factory import make_planner
+from agent.tools import schema_sample
+from agent.tools.models import SchemaSampleInput
+from agent.tools.target import AuditTarget
+
+BUDGET = 8000
+WIDE = 50
+
+
+def _documents(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json_util.loads(line) for line in handle if line.strip()]
+
+
+def _target(name: str, docs: list[dict[str, Any]], size: int) -> AuditTarget:
+    coll = mongomock.MongoClient()["bench"][name]
+    batch: list[dict[str, Any]] = []
+    for i in range(size):
+        doc = dict(docs[i % len(docs)])
+        if i >= len(docs):
+            doc["_id"] = ObjectId()
+        batch.append(doc)
+        if len(batch) == 5000:
+            coll.insert_many(batch)
+            batch = []
+    if batch:
+        coll.insert_many(batch)
+    return AuditTarget(coll, connection_name="bench")
+
+
+def _largest(target: AuditTarget, steps: int) -> tuple[int, int, str]:
+    fields = [f.path for f in schema_sample(target, SchemaSampleInput(sample_size=200)).fields if f.queryable]
+    with LocalChatServer(Explorer(fields, steps=steps)) as server:
+        setup = make_planner("llm", llm=LLMOptions(model="gpt-4o-mini", base_url=server.base_url,
+                                                   evaluators="balanced", prompt_token_budget=BUDGET))
+        report = run_audit(target, setup.planner, gates=setup.gates, llm=setup.account,
+                           options=AuditOptions(privacy="shapes", time_budget_s=3600))  # mongomock is slow
+        sizes = [estimate_messages(r.body.get("messages", []), r.body.get("tools"), r.body.get("response_format"))
+                 for r in server.requests]
+    return max(sizes, default=0), len(sizes), report.outcome
+
+
+def main() -> int:
+    default = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bench", nargs="?", type=Path, default=default)
+    parser.add_argument("--only", nargs="*", default=None)
+    parser.add_argument("--scale", type=int, default=100_000)
+    parser.add_argument("--wide-scale", type=int, default=30_000)
+    parser.add_argument("--steps", type=int, default=8, help="scripted steps before coverage and conclude")
+    args = parser.parse_args()
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    print(f"{'collection':<11} {'fields':>6} {'docs':>8} {'largest':>8} {'calls':>6} {'outcome':>10} {'s':>6}")
+    ok = True
+    for path in sorted(args.bench.glob("*.jsonl")):
+        name = path.name.removesuffix(".jsonl")
+        if args.only and name not in args.only:
+            continue
+        docs = _documents(path)
+        fields = len(schema_sample(_target(name, docs, min(len(docs), 1000)),
+                                   SchemaSampleInput(sample_size=1000)).fields)
+        scale = args.wide_scale if fields > WIDE else args.scale
+        largest: list[int] = []
+        for size in sorted({min(1000, len(docs)), len(docs), scale}):
+            t0 = time.perf_counter()
+            target = _target(name, docs, size)
+            tokens, calls, outcome = _largest(target, args.steps)
+            largest.append(tokens)
+            print(f"{name:<11} {fields:>6} {size:>8,} {tokens:>8,} {calls:>6} {outcome:>10} "
+                  f"{time.perf_counter() - t0:>6.1f}", flush=True)
+            del target
+        spread = max(largest) - min(largest)
+        ok &= max(largest) <= BUDGET and spread <= 0.02 * BUDGET
+    print(f"targets met: {'yes' if ok else 'NO'} (every prompt <= {BUDGET:,} estimated tokens; a collection's "
+          f"largest prompt varies by at most 2% of the budget across sizes)")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""No document value reaches a prompt: scripted audits of every benchmark collection, every prompt scanned.
+
+The scripted model (``Explorer``) drives each tool over the collection's fields (value counts, whole
+documents, duplicates, maximum, distinct values, a failing query, an unsupported finding), so every
+digest path renders real data. Then each string value of the collection is looked for in every
+prompt sent, as written and as JSON escapes it. Excepted: in ``shapes`` mode, values of fields with
+at most 20 distinct strings in the whole collection (the low-cardinality rule); strings shorter than
+4 characters and letterless strings shorter than 7 such as ``100%`` (they collide with counts,
+percentages and words of any text); strings that occur in the prompt templates themselves (system
+prompt, tool schemas, field paths). Numbers and dates enter prompts only as statistics.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bson import json_util
+
+from agent.llm.local_server import LocalChatServer
+from agent.llm.options import LLMOptions
+from agent.llm.prompts.system import system_prompt
+from agent.llm.scripted import Explorer
+from agent.llm.tools import tool_definitions
+from agent.loop import run_audit
+from agent.options import AuditOptions
+from agent.planners.factory import make_planner
+from agent.tools import schema_sample
+from agent.tools.models import SchemaSampleInput
+from daemon.sources import load_jsonl
+
+BENCH = Path(__file__).resolve().parents[3].parent / "shared" / "bench"
+COLLECTIONS = ["customers", "orders", "events", "products", "hospital", "beers"]
+STEPS = 8
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not BENCH.is_dir(), reason=f"benchmark collections not found in {BENCH}")]
+
+
+def _strings(doc: Any, path: str, out: dict[str, set[str]]) -> None:
+    if isinstance(doc, dict):
+        for key, value in doc.items():
+            _strings(value, f"{path}.{key}" if path else key, out)
+    elif isinstance(doc, list):
+        for value in doc:
+            _strings(value, path, out)
+    elif isinstance(doc, str):
+        out.setdefault(path, set()).add(doc)
+
+
+def _values(name: str) -> dict[str, set[str]]:
+    out: dict[str, set[str]] = {}
+    with (BENCH / f"{name}.jsonl").open() as handle:
+        for line in handle:
+            if line.strip():
+                _strings(json_util.loads(line), "", out)
+    return out
+
+
+def _prompts(name: str, privacy: str) -> list[str]:
+    target = load_jsonl(BENCH / f"{name}.jsonl")
+    fields = [f.path for f in schema_sample(target, SchemaSampleInput(sample_size=200)).fields if f.queryable]
+    with LocalChatServer(Explorer(fields, steps=STEPS)) as server:
+        setup = make_planner("llm", llm=LLMOptions(model="gpt-4o-mini", base_url=server.base_url,
+                                                   evaluators="balanced"))
+        report = run_audit(target, setup.planner, gates=setup.gates, llm=setup.account,
+                           options=AuditOptions(privacy=privacy))  # type: ignore[arg-type]
+        assert report.outcome == "succeeded", report.notes
+        return [r.prompt_text() for r in server.requests]
+
+
+@pytest.fixture(scope="module")
+def template_text() -> str:
+    return system_prompt(privacy="shapes", min_field_coverage=0.8) + json.dumps(tool_definitions())
+
+
+def _leaks(values: dict[str, set[str]], prompts: list[str], *, categorical_ok: bool, template: str) -> Iterator[str]:
+    lines = "\n".join(sorted({line for p in prompts for line in p.splitlines()}))
+    for path, found in values.items():
+        if categorical_ok and len(found) <= 20:
+            continue
+        for value in found:
+            letterless = not any(c.isalpha() for c in value)
+            if len(value) < 4 or (letterless and len(value) < 7) or value in template or value in path:
+                continue
+            escaped = json.dumps(value, ensure_ascii=False)[1:-1]
+            if value in lines or escaped in lines:
+                yield f"{path}={value!r}"
+
+
+@pytest.mark.parametrize("name", COLLECTIONS)
+def test_no_document_value_reaches_a_prompt(name: str, template_text: str) -> None:
+    values = _values(name)
+    for privacy in ("strict", "shapes"):
+        prompts = _prompts(name, privacy)
+        assert len(prompts) > STEPS
+        leaks = list(_leaks(values, prompts, categorical_ok=privacy == "shapes", template=template_text))
+        assert leaks == [], f"{privacy}: {leaks[:10]}"
+
+
+def test_the_scan_finds_values_when_they_are_there(template_text: str) -> None:
+    """The same scan over ``full``-mode prompts must find raw values, or it proves nothing."""
+    leaks = list(_leaks(_values("customers"), _prompts("customers", "full"), categorical_ok=True,
+                        template=template_text))
+    assert len(leaks) > 20
