@@ -32,12 +32,17 @@ from agent.tools import schema_sample
 from agent.tools.models import SchemaSampleInput
 from daemon.sources import load_jsonl
 
-BENCH = Path(__file__).resolve().parents[3].parent / "shared" / "bench"
-COLLECTIONS = ["customers", "orders", "events", "products", "hospital", "beers"]
+ROOT = Path(__file__).resolve().parents[3]
+BENCH = ROOT.parent / "shared" / "bench"
+DEMO = ROOT / "deploy" / "demo"
+_NO_BENCH = pytest.mark.skipif(not BENCH.is_dir(), reason=f"benchmark collections not found in {BENCH}")
+# The benchmark collections beside the repository, and always the demo collections inside it.
+COLLECTIONS = [pytest.param(BENCH / f"{name}.jsonl", id=name, marks=_NO_BENCH)
+               for name in ("customers", "orders", "events", "products", "hospital", "beers")] + \
+              [pytest.param(DEMO / f"{name}.jsonl", id=f"demo-{name}") for name in ("customers", "orders")]
 STEPS = 8
 
-pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(not BENCH.is_dir(), reason=f"benchmark collections not found in {BENCH}")]
+pytestmark = [pytest.mark.slow]
 
 
 def _strings(doc: Any, path: str, out: dict[str, set[str]]) -> None:
@@ -51,17 +56,17 @@ def _strings(doc: Any, path: str, out: dict[str, set[str]]) -> None:
         out.setdefault(path, set()).add(doc)
 
 
-def _values(name: str) -> dict[str, set[str]]:
+def _values(file: Path) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
-    with (BENCH / f"{name}.jsonl").open() as handle:
+    with file.open() as handle:
         for line in handle:
             if line.strip():
                 _strings(json_util.loads(line), "", out)
     return out
 
 
-def _prompts(name: str, privacy: str) -> list[str]:
-    target = load_jsonl(BENCH / f"{name}.jsonl")
+def _prompts(file: Path, privacy: str) -> list[str]:
+    target = load_jsonl(file)
     fields = [f.path for f in schema_sample(target, SchemaSampleInput(sample_size=200)).fields if f.queryable]
     with LocalChatServer(Explorer(fields, steps=STEPS)) as server:
         setup = make_planner("llm", llm=LLMOptions(model="gpt-4o-mini", base_url=server.base_url,
@@ -91,11 +96,11 @@ def _leaks(values: dict[str, set[str]], prompts: list[str], *, categorical_ok: b
                 yield f"{path}={value!r}"
 
 
-@pytest.mark.parametrize("name", COLLECTIONS)
-def test_no_document_value_reaches_a_prompt(name: str, template_text: str) -> None:
-    values = _values(name)
+@pytest.mark.parametrize("file", COLLECTIONS)
+def test_no_document_value_reaches_a_prompt(file: Path, template_text: str) -> None:
+    values = _values(file)
     for privacy in ("strict", "shapes"):
-        prompts = _prompts(name, privacy)
+        prompts = _prompts(file, privacy)
         assert len(prompts) > STEPS
         leaks = list(_leaks(values, prompts, categorical_ok=privacy == "shapes", template=template_text))
         assert leaks == [], f"{privacy}: {leaks[:10]}"
@@ -103,6 +108,6 @@ def test_no_document_value_reaches_a_prompt(name: str, template_text: str) -> No
 
 def test_the_scan_finds_values_when_they_are_there(template_text: str) -> None:
     """The same scan over ``full``-mode prompts must find raw values, or it proves nothing."""
-    leaks = list(_leaks(_values("customers"), _prompts("customers", "full"), categorical_ok=True,
-                        template=template_text))
+    demo = DEMO / "customers.jsonl"
+    leaks = list(_leaks(_values(demo), _prompts(demo, "full"), categorical_ok=True, template=template_text))
     assert len(leaks) > 20
