@@ -14,7 +14,7 @@ from agent.options import PrivacyMode
 from agent.tools.models import SchemaSampleResult
 from agent.tools.profiling import shape_of
 
-__all__ = ["CATEGORICAL_MAX", "Masker", "categorical_values", "mask_value", "mask_values", "redact_query"]
+__all__ = ["CATEGORICAL_MAX", "Masker", "categorical_values", "json_kind", "mask_value", "mask_values", "redact_query"]
 
 CATEGORICAL_MAX = 20
 
@@ -72,7 +72,7 @@ def redact_query(query: Any, *, mode: PrivacyMode) -> tuple[Any, bool]:
     def literal(value: Any) -> Any:
         masked[0] = True
         if mode == "strict":
-            return f"<{type(value).__name__}>"
+            return _type_tag(value)
         return mask_value(value, mode="shapes")
 
     def values(operand: Any) -> Any:
@@ -183,19 +183,24 @@ class Masker:
         return out
 
 
-def _type_tag(value: Any) -> str:
+def json_kind(value: Any) -> str:
+    """The JSON-level kind of a value (``number``, ``string``, ``date`` for ``{"$date": ...}``):
+    what strict mode may say about a value instead of the value."""
     if value is None:
-        return "<null>"
+        return "null"
     if isinstance(value, bool):
-        return "<bool>"
+        return "bool"
     if isinstance(value, int | float):
-        return "<number>"
+        return "number"
     if isinstance(value, str):
-        return "<string>"
+        return "string"
     if isinstance(value, list):
-        return "<array>"
-    if isinstance(value, dict):
-        if len(value) == 1:
-            return f"<{next(iter(value)).lstrip('$')}>"
-        return "<object>"
+        return "array"
+    if isinstance(value, dict) and len(value) == 1:
+        return next(iter(value)).lstrip("$")
+    return "object"
+
+
+def _type_tag(value: Any) -> str:
+    return f"<{json_kind(value)}>"
     return f"<{type(value).__name__}>"

@@ -15,7 +15,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from agent.privacy import Masker
+from agent.privacy import Masker, json_kind
 from agent.tools.models import FieldStats, RunQueryResult, StatsResult
 from agent.tools.profiling import shape_of
 
@@ -167,22 +167,6 @@ def _flatten(doc: Any, prefix: str, out: dict[str, list[Any]]) -> None:
         out.setdefault(prefix, []).append(doc)
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict) and len(value) == 1:
-        return next(iter(value)).lstrip("$")
-    return "object"
-
-
 def _columns(docs: list[dict[str, Any]], limit: int) -> list[str]:
     columns: dict[str, list[Any]] = {}
     for doc in docs:
@@ -190,7 +174,7 @@ def _columns(docs: list[dict[str, Any]], limit: int) -> list[str]:
     lines = []
     for path in sorted(columns)[:limit]:
         values = columns[path]
-        kinds = Counter(_kind(v) for v in values)
+        kinds = Counter(json_kind(v) for v in values)
         distinct = len({compact_json(v) for v in values})
         lines.append(f"  {path}: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())) + f"; distinct {distinct}")
     if len(columns) > limit:
