@@ -168,7 +168,7 @@ class Masker:
             return [self.filter(v, path) for v in query]
         if not isinstance(query, dict):
             return self.value(path, query)
-        if len(query) == 1 and next(iter(query)) in ("$date", "$oid", "$numberLong", "$numberDecimal"):
+        if _is_scalar(query):
             return self.value(path, query)
         out: dict[str, Any] = {}
         for key, operand in query.items():
@@ -203,4 +203,3 @@ def json_kind(value: Any) -> str:
 
 def _type_tag(value: Any) -> str:
     return f"<{json_kind(value)}>"
-    return f"<{type(value).__name__}>"
