@@ -81,7 +81,7 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
     @app.command()
     def alerts(limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
         """List the newest alerts in the outbox with their delivery state."""
-        rows = with_store(lambda st: AlertOutbox(st).rows())[-limit:]
+        rows = with_store(lambda st: AlertOutbox(st).rows(limit=limit))
         table = Table("queued", "channel", "kind", "status", "attempts", "last error", "title", box=None)
         for r in rows:
             table.add_row(r["created_at"].isoformat(timespec="seconds"), r["channel"], r["kind"], r["status"],

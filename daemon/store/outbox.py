@@ -129,14 +129,13 @@ class AlertOutbox:
             row = conn.execute("select count(*) from alert_outbox where status = 'pending'").fetchone()
         return int(row[0]) if row else 0
 
-    def rows(self, *, run_id: Any = None) -> list[dict[str, Any]]:
-        """Outbox rows, oldest first (for `argus alerts` and tests)."""
+    def rows(self, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` outbox rows (all without one), oldest first (for `argus alerts`)."""
         with self._store._conn() as conn, conn.cursor(row_factory=psycopg.rows.dict_row) as cur:
-            where, params = ("where run_id = %s", (run_id,)) if run_id else ("", ())
-            cur.execute(f"""select id, dedup_key, channel, kind, run_id, status, attempts, last_error,
-                                   next_attempt_at, created_at, delivered_at, alert
-                            from alert_outbox {where} order by id""", params)
-            return list(cur.fetchall())
+            cur.execute("""select id, dedup_key, channel, kind, run_id, status, attempts, last_error,
+                               next_attempt_at, created_at, delivered_at, alert
+                           from alert_outbox order by id desc limit %s""", (limit,))
+            return list(reversed(cur.fetchall()))
 
     def prune(self, before: datetime) -> int:
         with self._store._conn() as conn:
