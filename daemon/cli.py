@@ -46,6 +46,7 @@ from daemon.store import (
     NotFound,
     PostgresStore,
     StoreError,
+    describe_store,
     open_store,
     store_configured,
 )
@@ -201,9 +202,7 @@ def _open_store(settings: Settings) -> PostgresStore:
         opened = open_store(settings)
     except StoreError as exc:
         raise _fail(str(exc)) from None
-    where = f"PostgreSQL at {opened.where}" if settings.database_url is not None else \
-        f"embedded PostgreSQL in {settings.data_dir / 'pgdata'}"
-    Console(stderr=True).print(f"history: {where}", highlight=False, markup=False)
+    Console(stderr=True).print(f"history: {describe_store(settings)}", highlight=False, markup=False)
     return opened
 
 

@@ -33,8 +33,7 @@ from daemon.runner import ScheduleRunner
 from daemon.scheduler import AuditScheduler
 from daemon.sources import SourceCache
 from daemon.spool import Spool
-from daemon.store import PostgresStore, StoreError, describe_dsn
-from daemon.store.embedded import start_embedded
+from daemon.store import PostgresStore, StoreError, describe_store, open_store
 from daemon.store.outbox import AlertOutbox
 from daemon.triggers import interval_of
 
@@ -101,14 +100,9 @@ class Daemon:
                  workers=self.settings.workers)
 
     def _open_store(self) -> PostgresStore:
-        pool = self.settings.workers + 4  # a lock connection per running audit, and room to store
-        if self.settings.database_url is not None:
-            dsn = self.settings.database_url.get_secret_value()
-            self.store_where = f"PostgreSQL at {describe_dsn(dsn)}"
-        else:
-            dsn = start_embedded(self.settings.data_dir).uri
-            self.store_where = f"embedded PostgreSQL in {self.settings.data_dir / 'pgdata'}"
-        return PostgresStore(dsn, pool_size=pool, wait=False)
+        self.store_where = describe_store(self.settings)
+        # a lock connection per running audit, and room to store; wait=False: start even with the database down
+        return open_store(self.settings, pool_size=self.settings.workers + 4, wait=False)
 
     def _run_schedule(self, name: str, at: datetime | None) -> None:
         current = self.scheduler.schedules

@@ -17,6 +17,7 @@ __all__ = [
     "RunSummary",
     "StoreError",
     "StoreUnavailable",
+    "describe_store",
     "open_store",
     "store_configured",
 ]
@@ -29,11 +30,18 @@ def store_configured(settings: Settings) -> bool:
     return settings.database_url is not None or embedded_exists(settings.data_dir)
 
 
-def open_store(settings: Settings) -> PostgresStore:
+def describe_store(settings: Settings) -> str:
+    """Where history lives, fit for a log or a terminal (no password)."""
+    if settings.database_url is not None:
+        return f"PostgreSQL at {describe_dsn(settings.database_url.get_secret_value())}"
+    return f"embedded PostgreSQL in {settings.data_dir / 'pgdata'}"
+
+
+def open_store(settings: Settings, *, pool_size: int | None = None, wait: bool = True) -> PostgresStore:
     """The configured store: the DSN when given, else the embedded server (started if needed)."""
     if settings.database_url is not None:
         dsn = settings.database_url.get_secret_value()
         log.info("store_opening", database=describe_dsn(dsn))
     else:
         dsn = start_embedded(settings.data_dir).uri
-    return PostgresStore(dsn, pool_size=settings.store_pool_size)
+    return PostgresStore(dsn, pool_size=pool_size or settings.store_pool_size, wait=wait)
