@@ -39,8 +39,8 @@ from pydantic import (
 
 from agent.errors import ArgusError
 from agent.findings import Severity
-from agent.llm.options import LLMOptions, PlannerKind
 from agent.health.models import HealthOptions
+from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
 from config.alerts import AlertRoute, AlertsConfig, Channel
 

@@ -1,7 +1,7 @@
 """Baselines learned from earlier runs, and the measurements of today that fall outside them.
 
 Each series (insert rate, freshness, a field's null share, type shares, quantiles) is judged by a
-robust z-score: the median of the history is the centre and 1.4826 × MAD its spread, so one bad
+robust z-score: the median of the history is the centre and 1.4826 x MAD its spread, so one bad
 run in the history neither moves the centre nor widens the spread enough to hide the next
 anomaly. With ``seasonality: auto`` and three or more earlier runs on today's weekday (until then,
 two or more on today's side of the weekend), the centre is the median of those runs and the
@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
+from itertools import pairwise
 from statistics import median
 from typing import Literal
 
@@ -145,7 +146,7 @@ def _rate(previous: HealthSnapshot, current: HealthSnapshot) -> float | None:
 
 
 def _rates(past: list[HealthSnapshot]) -> list[tuple[datetime, float]]:
-    return [(b.at, r) for a, b in zip(past, past[1:], strict=False) if (r := _rate(a, b)) is not None]
+    return [(b.at, r) for a, b in pairwise(past) if (r := _rate(a, b)) is not None]
 
 
 def _volume(past: list[HealthSnapshot], today: HealthSnapshot, options: HealthOptions) -> list[Anomaly]:
@@ -167,7 +168,7 @@ def _volume(past: list[HealthSnapshot], today: HealthSnapshot, options: HealthOp
 
 def _freshness(past: list[HealthSnapshot], today: HealthSnapshot, options: HealthOptions) -> list[Anomaly]:
     """Stale when the newest document is older than the history says is usual and, where the
-    insert rate is known, so old that at the usual rate ``3 × sensitivity`` documents would have
+    insert rate is known, so old that at the usual rate ``3 x sensitivity`` documents would have
     arrived meanwhile (the newest of randomly timed inserts is sometimes old by chance alone)."""
     if today.freshness_s is None:
         return []
@@ -188,7 +189,7 @@ def _freshness(past: list[HealthSnapshot], today: HealthSnapshot, options: Healt
 
 
 def usual_age(history: Sequence[HealthSnapshot], at: datetime, options: HealthOptions) -> float | None:
-    """The oldest the newest document usually is (centre + sensitivity × spread), for the
+    """The oldest the newest document usually is (centre + sensitivity x spread), for the
     "no new documents for N times the usual" alert rule; None before the minimum history."""
     ages = [(h.at, h.freshness_s) for h in history if h.freshness_s is not None and h.at < at]
     ages = ages[-options.window:]
