@@ -21,7 +21,7 @@ from agent.ejson import decode, filter_key
 from agent.errors import ArgusError, BudgetExhausted, QueryRefused, TargetUnavailable, ToolError
 from agent.findings import WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
-from agent.health.baseline import detect
+from agent.health.baseline import detect, usual_age
 from agent.health.collect import collect_health
 from agent.health.findings import anomaly_findings
 from agent.health.models import HealthSnapshot
@@ -252,6 +252,7 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
     past = context.health if context is not None else []
     snapshot = collect_health(target, state.schema, now=clock.now(), options=options,
                               privacy=state.options.privacy, previous=past[-1] if past else None)
+    snapshot.usual_age_s = usual_age(past, snapshot.at, options)
     findings, notes = anomaly_findings(detect(past, snapshot, options), snapshot,
                                        where=(state.connection_name, state.database, state.collection),
                                        context=context)

@@ -17,7 +17,7 @@ from bson import ObjectId
 
 from agent.findings import Category, Finding, Severity
 from agent.health.baseline import Anomaly
-from agent.health.models import HealthSnapshot
+from agent.health.models import HealthSnapshot, age_text
 from agent.history import HistoricalContext, fingerprint
 
 __all__ = ["HEALTH_CATEGORIES", "anomaly_findings"]
@@ -65,17 +65,11 @@ def _describe(anomaly: Anomaly) -> str:
         return (f"{anomaly.direction}: {anomaly.value:.3g} documents per hour arrived since the previous run, "
                 f"against a usual {anomaly.expected:.3g}")
     if anomaly.kind == "freshness":
-        return (f"no new document for {_age(anomaly.value)}; usually the newest is "
-                f"{_age(anomaly.expected)} old")
+        return (f"no new document for {age_text(anomaly.value)}; usually the newest is "
+                f"{age_text(anomaly.expected)} old")
     return (f"{anomaly.field} {anomaly.metric} moved {anomaly.direction} to {anomaly.value:.3g} "
             f"from a usual {anomaly.expected:.3g}")
 
-
-def _age(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.1f}{unit}"
-    return f"{seconds:.0f}s"
 
 
 def _evidence(anomaly: Anomaly, today: HealthSnapshot) -> dict[str, Any]:

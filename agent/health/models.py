@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FieldHealth", "HealthOptions", "HealthSnapshot"]
+__all__ = ["FieldHealth", "HealthOptions", "HealthSnapshot", "age_text"]
 
 
 class HealthOptions(BaseModel):
@@ -51,8 +51,18 @@ class HealthSnapshot(BaseModel):
     freshness_s: float | None = Field(None, description="age of the newest document at ``at``")
     time_source: str | None = Field(None, description="where newest_at came from: '_id', an indexed field, or "
                                                       "'sample:<field>' when only the sample had it")
+    usual_age_s: float | None = Field(None, description="the oldest the newest document usually is, from the "
+                                                        "baseline (None before its minimum history)")
     documents_sampled: int = 0
     fields: list[FieldHealth] = Field(default_factory=list)
 
     def field(self, path: str) -> FieldHealth | None:
         return next((f for f in self.fields if f.path == path), None)
+
+
+def age_text(seconds: float) -> str:
+    """``90`` → ``1.5m``: an age as people read it in reports and alerts."""
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
