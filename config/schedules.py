@@ -499,6 +499,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return ["cron", "timezone", "every", "jitter"]
     if parent[-1] == "llm":
         return list(LLMOptions.model_fields)
+    if parent[-1] == "health":
+        return list(HealthSettings.model_fields)
     if parent[0] == "connections":
         return list(Connection.model_fields)
     if parent[:2] == ["alerts", "channels"]:
