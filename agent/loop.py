@@ -21,6 +21,11 @@ from agent.ejson import decode, filter_key
 from agent.errors import ArgusError, BudgetExhausted, QueryRefused, TargetUnavailable, ToolError
 from agent.findings import WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
+from agent.health.baseline import detect, usual_age
+from agent.health.collect import collect_health
+from agent.health.findings import anomaly_findings
+from agent.health.models import HealthSnapshot
+from agent.history import HistoricalContext
 from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
 from agent.planners.base import Planner
@@ -133,10 +138,12 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             break
 
     outcome: Outcome = "succeeded" if reason == "concluded" else "failed" if reason == "error" else "partial"
+    health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
                            llm=llm, note=note)
+    report = report.model_copy(update={"health": health, "notes": [*report.notes, *health_notes]})
     log.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
              findings=len(report.findings), duration_s=round(report.duration_s, 3))
     return report
@@ -224,6 +231,36 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
     state.queries_run.append(record)
     state.last_observation = Observation("result", name, result=result)
     state.last_critique = None
+
+
+def _health_or_note(state: AgentState, target: AuditTarget,
+                    clock: Clock) -> tuple[HealthSnapshot | None, list[str]]:
+    """Health is measured after the audit proper: whatever breaks it leaves the audit's report whole."""
+    try:
+        return _health(state, target, clock)
+    except Exception as exc:
+        log.warning("health_failed", error=type(exc).__name__)
+        return None, [f"collection health was not measured: {type(exc).__name__}"]
+
+
+def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[HealthSnapshot | None, list[str]]:
+    """Measure the collection's health and commit the anomalies against earlier runs' baseline."""
+    options = state.options.health
+    if not options.enabled or state.schema is None:
+        return None, []
+    context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
+    past = context.health if context is not None else []
+    snapshot = collect_health(target, state.schema, now=clock.now(), options=options,
+                              privacy=state.options.privacy, previous=past[-1] if past else None)
+    snapshot.usual_age_s = usual_age(past, snapshot.at, options)
+    findings, notes = anomaly_findings(detect(past, snapshot, options), snapshot,
+                                       where=(state.connection_name, state.database, state.collection),
+                                       context=context)
+    for finding in findings:
+        state.findings.upsert(finding)
+        log.info("anomaly_committed", field=finding.field, category=finding.category.value,
+                 severity=finding.severity.value)
+    return snapshot, notes
 
 
 def _stats_summary(result: StatsResult) -> str:

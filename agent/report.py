@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agent.findings import Finding, Severity, severity_at_least
+from agent.health.models import HealthSnapshot
 from agent.history import RunDiff
 from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
@@ -76,6 +77,8 @@ class AuditReport(BaseModel):
                                                      "None for a run without a language model")
     notes: list[str] = Field(default_factory=list)
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
+    health: HealthSnapshot | None = Field(None, description="the collection's volume, freshness and field shares, "
+                                                            "measured during this run")
 
     def worst_severity(self) -> Severity | None:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)

@@ -77,6 +77,7 @@ class FailOn(StrEnum):
 class Verdict(StrEnum):
     tp = "tp"
     fp = "fp"
+    expected = "expected"
 
 
 class PlannerChoice(StrEnum):
@@ -155,7 +156,7 @@ def audit(
         ref = CollectionRef(target.connection_name, target.database, target.name)
         context = _store_call(lambda: history_store.history(
             ref, runs=settings.history_runs, drift_tolerance=settings.drift_tolerance,
-            growth_factor=settings.growth_factor))
+            growth_factor=settings.growth_factor, health_runs=options.health.window))
     kind: PlannerKind = planner_choice.value if planner_choice is not None else settings.planner
     try:
         llm = None if kind == "heuristic" else settings.llm_options(
@@ -286,7 +287,8 @@ def diff(runs_: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RUN_
 @app.command()
 def label(run_id: Annotated[str, typer.Argument(help="run id (or a unique prefix)")],
           finding_id: Annotated[str, typer.Argument(help="finding id (or a unique prefix), see `argus show`")],
-          verdict: Annotated[Verdict, typer.Argument(help="tp: a real defect; fp: a false positive")],
+          verdict: Annotated[Verdict, typer.Argument(help="tp: a real defect; fp: a false positive; expected: an "
+                                                            "anomaly (volume, freshness, drift) that was planned")],
           note: Annotated[str | None, typer.Option(help="why")] = None) -> None:
     """Label a finding as a true or false positive; the next audits take it into account."""
 

@@ -156,7 +156,8 @@ class ScheduleRunner:
                 context = self.store.history(CollectionRef(schedule.connection, schedule.database, schedule.collection),
                                              runs=self.settings.history_runs,
                                              drift_tolerance=self.settings.drift_tolerance,
-                                             growth_factor=self.settings.growth_factor)
+                                             growth_factor=self.settings.growth_factor,
+                                             health_runs=options.health.window)
             except StoreError as exc:
                 self.metrics.store_errors.labels("history").inc()
                 log.warning("history_unavailable", schedule=schedule.name, error=str(exc))

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from agent.health.findings import HEALTH_CATEGORIES
 from agent.history import HistoricalContext, Pattern, fingerprint
 from agent.planners.base import Planner
 from agent.severity import severity_for
@@ -47,8 +48,8 @@ class ReplayFirst:
         if not isinstance(context, HistoricalContext):
             return
         for pattern in context.persistent:
-            if not pattern.committed_runs:
-                continue
+            if not pattern.committed_runs or pattern.category in HEALTH_CATEGORIES:
+                continue  # a health anomaly is judged against its baseline each run, not replayed
             yield AgentAction(action="run_query", reasoning=f"replay: {pattern.category.value} on {pattern.field} "
                                                             f"was seen in {pattern.runs_seen} earlier runs",
                               action_input={"filter": pattern.last_evidence_query, "limit": EXAMPLES,
