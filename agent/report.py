@@ -7,12 +7,13 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from agent.findings import Finding, Severity, severity_at_least
 from agent.history import RunDiff
 from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
+from agent.secrets import SECRETS
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, Verdict
 from agent.tools.registry import ActionName
 
@@ -76,6 +77,13 @@ class AuditReport(BaseModel):
                                                      "None for a run without a language model")
     notes: list[str] = Field(default_factory=list)
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_secrets(cls, data: Any) -> Any:
+        """Configured secrets are masked in every report built or loaded: an error, a note or a
+        trace observation may quote a connection string or an endpoint echoing a key."""
+        return SECRETS.scrub(data)
 
     def worst_severity(self) -> Severity | None:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)

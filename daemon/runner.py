@@ -150,7 +150,8 @@ class ScheduleRunner:
         options = schedule.settings.audit_options()
         try:
             target = self.sources.target(schedule.connection, schedules.connections[schedule.connection],
-                                         schedule.database, schedule.collection, max_time_ms=options.max_time_ms)
+                                         schedule.database, schedule.collection, max_time_ms=options.max_time_ms,
+                                         where=schedules.connection_where(schedule.connection))
             context = None
             try:
                 context = self.store.history(CollectionRef(schedule.connection, schedule.database, schedule.collection),
