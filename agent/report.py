@@ -7,7 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from agent.findings import Finding, Severity, severity_at_least
 from agent.history import RunDiff
@@ -77,6 +77,13 @@ class AuditReport(BaseModel):
                                                      "None for a run without a language model")
     notes: list[str] = Field(default_factory=list)
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
+    _replay_evidence: dict[UUID, dict[str, Any]] = PrivateAttr(default_factory=dict)
+
+    @property
+    def replay_evidence(self) -> dict[UUID, dict[str, Any]]:
+        """Finding id -> the evidence query as run, for findings whose written evidence was masked by
+        the privacy mode. Never serialized: it lives as long as this object (see the runner)."""
+        return self._replay_evidence
 
     @model_validator(mode="before")
     @classmethod

@@ -15,6 +15,7 @@ from typing import Any
 
 from agent.history import HistoricalContext, Pattern, fingerprint
 from agent.planners.base import Planner
+from agent.privacy import has_masked
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState
 from agent.tools.models import RunQueryResult
@@ -47,8 +48,8 @@ class ReplayFirst:
         if not isinstance(context, HistoricalContext):
             return
         for pattern in context.persistent:
-            if not pattern.committed_runs:
-                continue
+            if not pattern.committed_runs or has_masked(pattern.last_evidence_query):
+                continue  # masked by the privacy mode: it no longer selects the defect
             yield AgentAction(action="run_query", reasoning=f"replay: {pattern.category.value} on {pattern.field} "
                                                             f"was seen in {pattern.runs_seen} earlier runs",
                               action_input={"filter": pattern.last_evidence_query, "limit": EXAMPLES,
