@@ -11,7 +11,7 @@ from typing import Any
 __all__ = ["PERSONAL", "VOCABULARY", "people", "write_people"]
 
 PERSONAL = ("name", "ssn", "phone", "email", "card")
-VOCABULARY = ("active", "inactive", "pending")
+VOCABULARY = ("bronze", "silver", "platinum")  # words Argus never writes itself
 _FIRST = ("Amelia", "Bartholomew", "Cordelia", "Desmond", "Evangeline", "Fitzgerald", "Gwendolyn", "Horatio")
 _LAST = ("Abernathy", "Blackwood", "Castellano", "Delacroix", "Ellsworth", "Fairweather", "Gallagher")
 
@@ -28,7 +28,7 @@ def people(n: int, *, seed: int = 7) -> list[dict[str, Any]]:
             "phone": f"+1-{r.randint(200, 999)}-{r.randint(200, 999)}-{r.randint(1000, 9999)}",
             "email": f"{first.lower()}.{last.lower()}{i}@example-mail.org" if i % 11 else f"{first} at home",
             "card": str(4111111111110000 + r.randint(0, 9999)) if i % 9 else "4111-1111-1111-1111",
-            "status": r.choice(VOCABULARY) if i % 17 else "actve",
+            "status": r.choice(VOCABULARY) if i % 17 else "silvr",
             "age": r.randint(18, 90) if i % 13 else -5,
         })
     for a, b in ((2, 3), (4, 5), (6, 7)):  # duplicated keys: a duplicate_value finding needs their values
