@@ -124,7 +124,8 @@ def mask_query(query: Any, *, mode: PrivacyMode,
     def values(path: str | None, operand: Any) -> Any:
         if isinstance(operand, list):
             out = [values(path, v) for v in operand]
-            if len(out) > _LIST_MAX and any(isinstance(v, dict) and MASKED in v for v in out):
+            already = any(isinstance(v, dict) and MASKED in v for v in operand)  # cut once only
+            if len(out) > _LIST_MAX and not already and any(isinstance(v, dict) and MASKED in v for v in out):
                 out = [*out[:_LIST_MAX], {MASKED: f"{len(out) - _LIST_MAX} more"}]
             return out
         if isinstance(operand, dict) and MASKED in operand:
@@ -152,6 +153,8 @@ def mask_query(query: Any, *, mode: PrivacyMode,
             return [walk(v, path) for v in node]
         if not isinstance(node, dict):
             return literal(path, node)
+        if _is_scalar(node):  # a BSON regex is a pattern (kept); a date, an id, a number is a value
+            return node if "$regularExpression" in node else literal(path, node)
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key in _KEPT_OPERANDS:
