@@ -8,8 +8,8 @@ report and its trace), `argus show`, every row of every table of the store, `/ru
 `/metrics`, the daemon's log (at DEBUG), every prompt the model received and every alert body.
 
 - ``strict``: no value at all.
-- ``shapes``: only the documented ones, the vocabulary of categorical fields (``status``: bronze, silver, platinum); never a
-  personal value, however small the collection.
+- ``shapes``: only the documented ones, the vocabulary of categorical fields (``status``: bronze,
+  silver, platinum); never a personal value, however small the collection.
 - ``full`` (the control): the same scan finds personal values, or it proves nothing.
 """
 
