@@ -31,7 +31,7 @@ from agent.tools.models import SchemaSampleResult
 from agent.tools.profiling import shape_of
 
 __all__ = ["CATEGORICAL_MAX", "CATEGORICAL_SHARE", "MASKED", "Masker", "categorical_values", "has_masked",
-           "identifier_like", "json_kind", "mask_query", "mask_value", "mask_values"]
+           "identifier_like", "json_kind", "mask_query", "mask_value"]
 
 CATEGORICAL_MAX = 20
 CATEGORICAL_SHARE = 0.25
@@ -48,8 +48,9 @@ def _magnitude(number: float) -> str:
     return f"{sign}<1" if digits == 0 else f"{sign}{digits}-digit number"
 
 
-def mask_value(value: Any, *, mode: PrivacyMode, categorical: bool = False) -> Any:
-    if mode == "full" or (mode == "shapes" and categorical):
+def mask_value(value: Any, *, mode: PrivacyMode) -> Any:
+    """One value as ``mode`` lets it be written (the vocabulary check is the caller's: ``Masker``)."""
+    if mode == "full":
         return value
     if mode == "strict":
         return None
@@ -63,12 +64,6 @@ def mask_value(value: Any, *, mode: PrivacyMode, categorical: bool = False) -> A
         (key, _inner), = value.items()
         return f"<{key.lstrip('$')}>"  # an Extended JSON scalar such as {"$date": ...}
     return f"<{type(value).__name__}>"
-
-
-def mask_values(values: list[Any], *, mode: PrivacyMode, categorical: bool = False) -> list[Any]:
-    if mode == "strict":
-        return []
-    return [mask_value(v, mode=mode, categorical=categorical) for v in values]
 
 
 # Operators whose operands are values taken from documents (``$in`` of duplicated keys, say);
