@@ -43,6 +43,7 @@ from agent.health.models import HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
 from config.alerts import AlertRoute, AlertsConfig, Channel
+from config.settings import check_mongodb_uri
 
 __all__ = [
     "AuditSettings",
@@ -309,18 +310,21 @@ class Connection(_Model):
             raise ValueError("give exactly one of uri_env, uri_file or files (a URI is never written inline)")
         return self
 
-    def uri(self) -> SecretStr:
-        """The MongoDB URI, read now (raises ArgusError with a clear message when it cannot be)."""
+    def uri(self, where: str = "") -> SecretStr:
+        """The MongoDB URI, read now and checked (raises ArgusError with a clear message when it
+        cannot be; a malformed URI is never echoed). ``where`` names the connection in messages."""
+        where = f"{where} " if where else ""
         if self.uri_env is not None:
             value = os.environ.get(self.uri_env)
             if not value:
-                raise ArgusError(f"environment variable {self.uri_env} is not set")
-            return SecretStr(value.strip())
+                raise ArgusError(f"{where}environment variable {self.uri_env} is not set")
+            return SecretStr(check_mongodb_uri(value, f"{where}uri_env {self.uri_env}"))
         if self.uri_file is not None:
             try:
-                return SecretStr(self.uri_file.read_text().strip())
+                text = self.uri_file.read_text()
             except OSError as exc:
-                raise ArgusError(f"cannot read {self.uri_file}: {exc.strerror}") from None
+                raise ArgusError(f"{where}cannot read {self.uri_file}: {exc.strerror}") from None
+            return SecretStr(check_mongodb_uri(text, f"{where}uri_file {self.uri_file}"))
         raise ArgusError("this connection reads files, not a URI")
 
 
@@ -418,6 +422,12 @@ class ScheduleSet:
     schedules: dict[str, ResolvedSchedule]
     digest: str
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
+    connection_lines: dict[str, int] = field(default_factory=dict)  # name -> line of its definition
+
+    def connection_where(self, name: str) -> str:
+        """``schedules.yaml:12 connections.prod``: where a connection is defined, for messages."""
+        line = self.connection_lines.get(name)
+        return f"{self.path.name}:{line} connections.{name}" if line else f"{self.path.name} connections.{name}"
 
 
 def _resolve(file: _File, s: Schedule) -> ResolvedSchedule:
@@ -571,7 +581,9 @@ def load_schedules(path: str | Path) -> ScheduleSet:
     alerts = parsed.alerts.model_copy(update={"channels": {
         name: _absolute_secrets(c, base) for name, c in parsed.alerts.channels.items()}})
     return ScheduleSet(path=file, connections=connections, schedules=schedules,
-                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts)
+                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts,
+                       connection_lines={name: lines[("connections", name)] for name in connections
+                                         if ("connections", name) in lines})
 
 
 def _problem_order(problem: str) -> tuple[int, str]:
