@@ -14,6 +14,7 @@ from uuid import UUID
 
 import httpx
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -35,7 +36,7 @@ from daemon.alerts.sender import AlertSender
 from daemon.http import parse_listen
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
-from daemon.render import ProgressDisplay, print_diff, print_report, print_runs
+from daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
 from daemon.sources import load_jsonl, open_uri, redact_uri
@@ -110,6 +111,17 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
+def _settings() -> Settings:
+    """Settings from the environment; a bad ``ARGUS_*`` value is one line naming the variable
+    (never its value, which may be a secret)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = [f"{'ARGUS_' + '_'.join(map(str, e['loc'])).upper()}: {e['msg'][:1].lower()}{e['msg'][1:]}"
+                    for e in exc.errors(include_input=False, include_url=False)]
+        raise _fail(f"invalid environment variable {'; '.join(problems)}") from None
+
+
 @app.command(rich_help_panel=AUDIT)
 def audit(
     file: Annotated[Path | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit (as "
@@ -133,9 +145,9 @@ def audit(
                                                     show_default="ARGUS_MAX_TIME_MS or 10000")] = None,
     privacy: Annotated[Privacy | None, typer.Option(help="strict, shapes or full: sample values in the report",
                                                     show_default="ARGUS_PRIVACY or shapes")] = None,
-    store: Annotated[bool | None, typer.Option("--store/--no-store", help="keep the report in the history database",
-                                               show_default="store when ARGUS_DATABASE_URL is set or the embedded "
-                                                            "database exists")] = None,
+    store: Annotated[bool | None, typer.Option("--store/--no-store", help="keep the report in the history database "
+                                                                         "(--store starts the embedded one if needed)",
+                                               show_default="store only when ARGUS_DATABASE_URL is set")] = None,
     planner_choice: Annotated[PlannerChoice | None, typer.Option(
         "--planner", help="heuristic (no model), llm, or hybrid (rules first, then the model)",
         show_default="ARGUS_PLANNER or heuristic")] = None,
@@ -149,7 +161,7 @@ def audit(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report (with its diff against the last run when stored)."""
-    settings = Settings()
+    settings = _settings()
     configure_logging("INFO" if verbose else "WARNING", settings.log_format)
     threshold = fail_on.value if fail_on is not None else settings.fail_on.value
     try:
@@ -161,7 +173,10 @@ def audit(
         raise _fail(f"invalid option: {exc}") from None
     target = _target(file, uri, database, collection, options.max_time_ms)
     console = Console(stderr=True)
-    history_store = _open_store(settings) if (store if store is not None else store_configured(settings)) else None
+    # Predictable: a plain `argus audit` stores only when a history database is configured, never
+    # because the daemon happened to create the embedded one.
+    keep = store if store is not None else settings.database_url is not None
+    history_store = _open_store(settings) if keep else None
     context = None
     if history_store is not None:
         ref = CollectionRef(target.connection_name, target.database, target.name)
@@ -176,13 +191,14 @@ def audit(
     except (ArgusError, ValueError) as exc:
         raise _fail(str(exc)) from None
     label = f"{target.database}.{target.name}"
+    steps = StepLog() if verbose else None
     if output == OutputFormat.table and console.is_terminal:
-        with ProgressDisplay(console, label) as progress:
+        with ProgressDisplay(console, label, steps) as progress:
             report = run_audit(target, setup.planner, options=options, observer=progress, historical_context=context,
                                gates=setup.gates, llm=setup.account)
     else:
-        report = run_audit(target, setup.planner, options=options, historical_context=context, gates=setup.gates,
-                           llm=setup.account)
+        report = run_audit(target, setup.planner, options=options, observer=steps, historical_context=context,
+                           gates=setup.gates, llm=setup.account)
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -191,6 +207,11 @@ def audit(
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
         print_report(report, Console())
+    if history_store is not None:
+        why = "--store" if store else "ARGUS_DATABASE_URL is set"
+        Console(stderr=output == OutputFormat.json).print(
+            f"stored as run {str(report.run_id)[:8]} in {describe_store(settings)} ({why}; --no-store skips)",
+            highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(_exit_code(report, options.fail_on))
 
 
@@ -232,7 +253,7 @@ def _store_call(call: Callable[[], T], unsaved: AuditReport | None = None) -> T:
 
 
 def _with_store(action: Callable[[PostgresStore], T]) -> T:
-    settings = Settings()
+    settings = _settings()
     configure_logging("WARNING", settings.log_format)
     if not store_configured(settings):
         raise _fail("no history yet: set ARGUS_DATABASE_URL or run `argus audit ... --store` first")
@@ -246,7 +267,8 @@ def runs(collection: Annotated[str | None, typer.Option(help="collection, databa
                                                        show_default="every collection")] = None,
          limit: Annotated[int, typer.Option(min=1, help="runs to list")] = 20) -> None:
     """List stored runs, newest first."""
-    rows = _with_store(lambda st: st.list_runs(collection=collection, limit=limit))
+    rows = _with_store(lambda st: st.list_runs(
+        collection=st.resolve_collection(collection) if collection else None, limit=limit))
     print_runs(rows, Console())
 
 
@@ -271,7 +293,7 @@ def diff(run_ids: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RU
     given = list(run_ids or [])
     if len(given) > 2 or (not given and not collection):
         raise _fail("give RUN_B, RUN_A RUN_B, or --collection C")
-    settings = Settings()
+    settings = _settings()
 
     def compute(st: PostgresStore) -> tuple[UUID, UUID, RunDiff]:
         if len(given) == 2:
@@ -326,7 +348,7 @@ def history(collection: Annotated[str, typer.Argument(metavar="COLLECTION", help
             runs_: Annotated[int | None, typer.Option("--runs", min=1, help="runs to consider",
                                                       show_default="ARGUS_HISTORY_RUNS or 10")] = None) -> None:
     """Show the historical context as the planner will see it."""
-    settings = Settings()
+    settings = _settings()
     context = _with_store(lambda st: st.history(st.resolve_collection(collection),
                                                 runs=runs_ or settings.history_runs,
                                                 drift_tolerance=settings.drift_tolerance,
@@ -340,7 +362,7 @@ def prune(older_than: Annotated[float | None, typer.Option(min=0, help="delete r
                                                            show_default="ARGUS_RETENTION_DAYS or 90")] = None,
           ) -> None:
     """Delete runs older than the retention age (labels are kept)."""
-    settings = Settings()
+    settings = _settings()
     days = older_than if older_than is not None else settings.retention_days
     deleted = _with_store(lambda st: st.prune(SystemClock().now(), days))
     Console().print(f"pruned {deleted} run(s) older than {days:g} days", highlight=False)
@@ -358,7 +380,7 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]"
                                     ] = None,
                     count: Annotated[int, typer.Option(min=1, help="fire times to show per schedule")] = 3) -> None:
     """Validate a schedules file and print each schedule's next fire times; exit 1 on errors."""
-    path = file or Settings().schedules
+    path = file or _settings().schedules
     try:
         loaded = load_schedules(path)
     except ScheduleError as exc:
@@ -395,7 +417,7 @@ def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="t
                                                       show_default="ARGUS_LISTEN or 127.0.0.1:9464")] = None,
            ) -> None:
     """Run the scheduler: audit every schedule on its trigger, store reports, serve /metrics and /status."""
-    settings = Settings()
+    settings = _settings()
     configure_logging(settings.log_level, settings.log_format)
     try:
         address = parse_listen(listen or settings.listen)
@@ -430,7 +452,7 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
                                                        show_default="ARGUS_SCHEDULES or ./schedules.yaml")] = None,
         output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table) -> None:
     """Run one schedule once, now, in the foreground (for cron-style deployment and trying a schedule)."""
-    settings = Settings()
+    settings = _settings()
     configure_logging("WARNING", settings.log_format)
     try:
         loaded = load_schedules(schedules or settings.schedules)
@@ -444,6 +466,8 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
     runner.alerts = AlertPolicy.of(loaded)
     try:
         report = runner.run(loaded, name)
+        if report is not None:
+            report = _stored(history_store, report)
         if report is not None and loaded.alerts.channels:
             _deliver_alerts(history_store, loaded.alerts)
     finally:
@@ -457,6 +481,15 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
     else:
         print_report(report, Console())
     raise typer.Exit(_exit_code(report, loaded.schedules[name].settings.fail_on))
+
+
+def _stored(history_store: PostgresStore, report: AuditReport) -> AuditReport:
+    """The report as stored, with its diff (as `argus show` prints it); the runner's copy when the
+    history database did not take it (it waits in the spool)."""
+    try:
+        return history_store.get_report(report.run_id)
+    except StoreError:
+        return report
 
 
 def _deliver_alerts(history_store: PostgresStore, config: AlertsConfig) -> None:

@@ -33,7 +33,7 @@ from config.schedules import ResolvedSchedule, ScheduleSet
 from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.metrics import Metrics
-from daemon.sources import SourceCache
+from daemon.sources import SourceCache, redact_uri
 from daemon.spool import Spool
 from daemon.store import CollectionRef, PostgresStore, StoreError, StoreUnavailable
 from daemon.triggers import slot_of
@@ -120,6 +120,8 @@ class ScheduleRunner:
             self._skip(name, "store_unavailable", str(exc))
             return None
         bound.info("trigger_done", run_id=str(report.run_id), outcome=report.outcome, findings=len(report.findings))
+        if report.outcome == "failed":  # the reason, as /status and `argus show` give it, credentials masked
+            bound.warning("audit_failed", run_id=str(report.run_id), error=redact_uri(report.error or "")[:300])
         return report
 
     def _skip(self, name: str, reason: str, why: str) -> None:
