@@ -85,7 +85,7 @@ def test_dynamic_defaults_are_printed_not_eaten_as_markup() -> None:
     rows = _rows(_help(("audit",)))
     assert "[default: (ARGUS_FAIL_ON or high)]" in rows["--fail-on"]
     assert "ARGUS_PLANNER or heuristic" in rows["--planner"]
-    assert "store when ARGUS_DATABASE_URL is set" in rows["--store"]
+    assert "[default: (store only when ARGUS_DATABASE_URL is set)]" in rows["--store"]
     assert "ARGUS_RETENTION_DAYS or 90" in _rows(_help(("prune",)))["--older-than"]
     assert "the schedules file" in _rows(_help(("daemon",)))["--schedules"]
 
