@@ -2,7 +2,9 @@
 
 Patterns are matched by fingerprint. ``regressed``: severity went up, or the affected share grew
 by more than the growth factor. ``improved``: the reverse. ``resolved`` is reported only when the
-current run succeeded: a partial run did not look everywhere, so absence proves nothing.
+current run succeeded: a partial run did not look everywhere, so absence proves nothing. A pattern
+gone because users labelled it a false positive is ``suppressed``, not ``resolved``: the data was
+not fixed, the planner was told to stop reporting it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from agent.report import AuditReport
 __all__ = ["diff_report"]
 
 def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, previous_run_id: UUID | None,
-                growth_factor: float = 1.5, newly_persistent: frozenset[str] = frozenset()) -> RunDiff:
+                growth_factor: float = 1.5, newly_persistent: frozenset[str] = frozenset(),
+                suppressed: frozenset[str] = frozenset()) -> RunDiff:
     """Compare ``report`` with the committed findings of the previous successful run (None: no such run)."""
     before = {f.fingerprint: f for f in (previous or []) if not f.dismissed}
     entries: list[DiffEntry] = []
@@ -39,7 +42,8 @@ def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, prev
     complete = report.outcome == "succeeded"
     if complete:
         for fp, old in before.items():
-            entries.append(DiffEntry(fingerprint=fp, field=old.field, category=old.category, status="resolved",
+            entries.append(DiffEntry(fingerprint=fp, field=old.field, category=old.category,
+                                     status="suppressed" if fp in suppressed else "resolved",
                                      severity=old.severity, previous_severity=old.severity, affected_count=0,
                                      affected_pct=0.0, previous_affected_pct=old.affected_pct))
     return RunDiff(previous_run_id=previous_run_id, complete=complete, entries=entries)

@@ -15,7 +15,7 @@ from typing import Any
 
 import mongomock
 from bson import json_util
-from bson.errors import InvalidDocument
+from bson.errors import BSONError, InvalidDocument
 from pymongo import MongoClient
 
 from agent.errors import DataLoadError, TargetUnavailable
@@ -42,6 +42,8 @@ def load_jsonl(path: str | Path, *, collection: str | None = None, database: str
 
 def _load_collection(file: Path, collection: str | None, database: str, client: Any | None) -> Any:
     name = collection or file.name.removesuffix(".jsonl").removesuffix(".json")
+    if file.is_dir():
+        raise DataLoadError(f"{file}: is a directory; give one .jsonl file")
     if not file.is_file():
         raise DataLoadError(f"{file}: no such file")
     coll = (client or mongomock.MongoClient())[database][name]
@@ -53,7 +55,7 @@ def _load_collection(file: Path, collection: str | None, database: str, client: 
                 continue
             try:
                 doc = json_util.loads(line)
-            except (ValueError, TypeError) as exc:
+            except (ValueError, TypeError, BSONError) as exc:  # BSONError: a bad $oid, $date, ...
                 raise DataLoadError(f"{file}:{number}: not valid Extended JSON ({type(exc).__name__})") from exc
             if not isinstance(doc, dict):
                 raise DataLoadError(f"{file}:{number}: expected a JSON object, found {type(doc).__name__}")
