@@ -125,7 +125,7 @@ class ScheduleRunner:
             self._skip(name, "store_unavailable", str(exc))
             return None
         bound.info("trigger_done", run_id=str(report.run_id), outcome=report.outcome, findings=len(report.findings))
-        if report.outcome == "failed":  # the reason, as /status and `argus show` give it; secrets are masked in every report
+        if report.outcome == "failed":  # the reason, as /status gives it (reports carry no secret)
             bound.warning("audit_failed", run_id=str(report.run_id),
                           error=(report.error or "")[:300])
         return report
