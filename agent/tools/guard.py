@@ -135,6 +135,8 @@ def _wire_view(value: Any, where: str) -> Any:
                 for key, child in item.items():
                     if not isinstance(key, str):
                         raise QueryRefused(f"{where} has a non-string key", operator="key")
+                    if key in _REFUSED_REASONS:  # JavaScript, writes, other collections: refused at any depth
+                        raise _refuse(key, where)
                     copy[key] = None
                     stack.append((child, copy, key, depth + 1))
             else:
