@@ -22,13 +22,18 @@ from bson.json_util import JSONMode, JSONOptions
 
 from agent.errors import QueryRefused
 
-__all__ = ["MAX_NESTING", "bounded", "canonical_key", "decode", "depth_of", "encode", "filter_key"]
+__all__ = ["MAX_NESTING", "NestedTooDeep", "bounded", "canonical_key", "decode", "depth_of", "encode", "filter_key"]
 
 # MongoDB refuses documents nested deeper than 100 levels; nothing Argus handles needs more.
 MAX_NESTING = 100
 
 # DATETIME_AUTO: a date before year 1 or after 9999 stays a DatetimeMS instead of failing the decode.
 _RELAXED = JSONOptions(json_mode=JSONMode.RELAXED, tz_aware=True, datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+
+
+class NestedTooDeep(QueryRefused, ValueError):
+    """A value nested past ``MAX_NESTING``: refused like a query (the message says why) and, like every
+    other value that cannot be decoded, a ``ValueError``."""
 
 
 def _children(value: Any) -> list[Any]:
@@ -104,8 +109,8 @@ def decode(value: Any) -> Any:
     A value nested deeper than ``MAX_NESTING`` levels is refused before anything recurses into it.
     """
     if depth_of(value) > MAX_NESTING:
-        raise QueryRefused(f"the query is nested deeper than {MAX_NESTING} levels; Argus refuses it unread",
-                           operator="nesting")
+        raise NestedTooDeep(f"the query is nested deeper than {MAX_NESTING} levels; Argus refuses it unread",
+                            operator="nesting")
     return json_util.loads(json.dumps(value), json_options=_RELAXED)
 
 

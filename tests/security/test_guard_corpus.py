@@ -291,3 +291,22 @@ def test_plain_pipelines_pass() -> None:
                     {"$group": {"_id": "$v", "n": {"$sum": 1}}}, {"$sort": {"n": -1}}, {"$limit": 21},
                     {"$skip": 0}, {"$sample": {"size": 5}}, {"$sortByCount": "$v"},
                     {"$facet": {"top": [{"$limit": 1}], "totals": [{"$count": "n"}]}}])
+
+
+@pytest.mark.parametrize("levels", [150, 450, 1000])
+def test_deep_queries_from_a_planner_are_refused_and_the_report_still_serializes(make_target: Any,
+                                                                                 levels: int) -> None:
+    from agent.loop import run_audit
+    from agent.planners.scripted import ScriptedPlanner
+
+    deep_and = _nest(levels, {"a": 1}, lambda v: {"$and": [v]})
+    steps = [AgentAction(action="schema_sample", action_input={}, reasoning="sample"),
+             AgentAction(action="run_query", action_input={"filter": deep_and, "limit": 1}, reasoning="deep"),
+             AgentAction(action="get_stats", action_input={"field": "a", "operation": "count",
+                                                           "filter": {"a": {"$in": [_nest(levels, 1, lambda v: [v])]}}},
+                         reasoning="deep literal")]
+    report = run_audit(make_target([{"a": i} for i in range(5)]), ScriptedPlanner(steps, then_conclude=False),
+                       options=AuditOptions(max_iterations=3))
+    assert [t.critique for t in report.trace[1:3]] == \
+        ["the query is nested deeper than 100 levels; Argus refuses it unread"] * 2
+    assert "nested deeper than 100 levels" in report.model_dump_json()
