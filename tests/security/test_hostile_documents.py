@@ -152,3 +152,28 @@ def test_an_array_of_100000_objects_is_audited_within_the_budget(tmp_path: Path)
                             json.dumps({"_id": 2, "items": []})]))
     report, seconds = _audit(load_jsonl(path, max_time_ms=2000))
     _assert_reported(report, seconds)
+
+
+def test_far_dates_in_a_live_server_reply_are_profiled_as_dates() -> None:
+    from mockupdb import MockupDB, go
+
+    from agent.tools import schema_sample
+    from agent.tools.models import SchemaSampleInput
+    from daemon.sources import open_uri
+
+    server = MockupDB(auto_ismaster={"maxWireVersion": 17, "minWireVersion": 0})
+    server.run()
+    try:
+        target = open_uri(server.uri, database="app", collection="events", connect_timeout_ms=5000)
+        result = go(schema_sample, target, SchemaSampleInput(sample_size=5))
+        sample = server.receives(timeout=10)
+        assert sample.command_name == "aggregate"
+        sample.ok(cursor={"id": 0, "ns": "app.events", "firstBatch": [
+            {"_id": 1, "d": DatetimeMS(BEFORE_YEAR_1)}, {"_id": 2, "d": DatetimeMS(AFTER_YEAR_9999)}]})
+        count = server.receives(timeout=10)
+        assert count.command_name == "count"
+        count.ok(n=2)
+        fields = {f.path: f for f in result(timeout=10).fields}
+    finally:
+        server.stop()
+    assert fields["d"].types == {"date": 2}
