@@ -92,6 +92,8 @@ def run_audit(
         return int((options.time_budget_s - (clock.monotonic() - start)) * 1000)
 
     target.cap_time_with(remaining_ms)
+    if llm is not None:  # every model call (planner and evaluators) waits at most for what is left
+        llm.bind_deadline(lambda: options.time_budget_s - (clock.monotonic() - start))
     with structlog.contextvars.bound_contextvars(run_id=str(state.run_id), database=state.database,
                                                  collection=state.collection):
         return _loop(state, target, planner, gates, clock, start, started_at, observer, should_stop, llm)
@@ -157,7 +159,8 @@ def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     verdict = gates.action.evaluate(proposed, state)
     state.evaluation_records.append(verdict)
     entry = TraceEntry(iteration=state.iteration, action=action.action, reasoning=action.reasoning[:500],
-                       action_input=action.action_input, verdict=verdict.verdict, outcome="ok")
+                       action_input=action.action_input, verdict=verdict.verdict, outcome="ok",
+                       proposed_by=action.proposed_by, failed_answers=action.failed_answers)
     if verdict.verdict == "FAIL":
         critique = verdict.critique or "action refused"
         state.last_critique = critique

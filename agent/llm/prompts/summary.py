@@ -23,6 +23,7 @@ from agent.errors import ArgusError
 from agent.history import HistoricalContext
 from agent.llm.prompts.digest import compact_json, field_line, interest, query_digest, stats_digest
 from agent.llm.prompts.system import system_prompt
+from agent.llm.options import RequestShape
 from agent.llm.tokens import estimate_messages, estimate_tokens
 from agent.privacy import Masker, categorical_values
 from agent.state import AgentState
@@ -102,9 +103,10 @@ class PromptBuilder:
 
     def build(self, state: AgentState, *, authored: set[int], critique: str | None = None,
               notes: Sequence[str] = (), tools: list[dict[str, Any]] | None = None,
-              response_format: dict[str, Any] | None = None) -> Prompt:
+              response_format: dict[str, Any] | None = None, shape: RequestShape | None = None) -> Prompt:
+        shape = shape or ("tools" if response_format is None else "json_schema")
         system = system_prompt(privacy=state.options.privacy, min_field_coverage=state.options.min_field_coverage,
-                               hybrid=self.hybrid, json_mode=response_format is not None)
+                               hybrid=self.hybrid, shape=shape)
         fixed = estimate_messages([{"role": "system", "content": system}, {"role": "user", "content": ""}],
                                   tools, response_format)
         available = self.budget - fixed

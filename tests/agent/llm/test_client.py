@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -9,7 +10,7 @@ import pytest
 
 from agent.errors import ArgusError
 from agent.llm.client import OpenAIChat, build_client
-from agent.llm.errors import LLMBudgetExhausted, LLMRejected, LLMUnavailable
+from agent.llm.errors import LLMBudgetExhausted, LLMRejected, LLMTimeout, LLMUnavailable
 from agent.llm.local_server import LocalChatServer, error_reply, tool_reply
 from agent.llm.options import LLMOptions
 from agent.llm.tools import action_from
@@ -74,18 +75,36 @@ def test_server_errors_back_off_exponentially_then_raise(chat_server: Any) -> No
     assert account.report().usage[0].failed_calls == 1
 
 
-def test_a_timeout_is_retried_and_the_next_answer_used(chat_server: Any) -> None:
+def test_a_timeout_is_not_retried_so_nothing_queues_behind_the_abandoned_call(chat_server: Any) -> None:
     server = chat_server([tool_reply("conclude", {}, delay_s=1.5), CALL])
     sleeps: list[float] = []
-    action = action_from(_chat(server, sleeps, timeout_s=0.3).complete(MESSAGES))
-    assert action.action == "run_query" and len(sleeps) == 1 and len(server.requests) == 2
+    account = LLMAccount()
+    with pytest.raises(LLMTimeout, match="did not"):
+        _chat(server, sleeps, account, timeout_s=0.3).complete(MESSAGES)
+    assert sleeps == [] and len(server.requests) == 1
+    [line] = account.report().usage
+    assert line.timed_out_calls == 1 and line.input_tokens > 0  # the server spent the prompt: counted
 
 
-def test_timeouts_every_time_raise_unavailable(chat_server: Any) -> None:
-    server = chat_server([], default=tool_reply("conclude", {}, delay_s=1.0))
-    with pytest.raises(LLMUnavailable, match="timeout"):
-        _chat(server, timeout_s=0.2, max_retries=1).complete(MESSAGES)
-    assert len(server.requests) == 2
+def test_no_call_waits_past_the_runs_deadline(chat_server: Any) -> None:
+    server = chat_server([], default=tool_reply("conclude", {}, delay_s=5.0))
+    account = LLMAccount()
+    deadline = time.monotonic() + 0.5
+    account.bind_deadline(lambda: deadline - time.monotonic())
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout):
+        _chat(server, account=account, timeout_s=60.0).complete(MESSAGES)
+    assert time.monotonic() - started < 1.5
+
+
+def test_no_retry_sleeps_past_the_runs_deadline(chat_server: Any) -> None:
+    server = chat_server([error_reply(429, headers={"retry-after": "5"}), CALL])
+    account = LLMAccount()
+    account.bind_deadline(lambda: 2.0)
+    sleeps: list[float] = []
+    with pytest.raises(LLMUnavailable, match="429"):
+        _chat(server, sleeps, account).complete(MESSAGES)
+    assert sleeps == [] and len(server.requests) == 1
 
 
 def test_a_bad_key_is_not_retried_and_not_echoed(chat_server: Any) -> None:

@@ -56,7 +56,7 @@ def test_a_malformed_answer_becomes_a_critique_in_the_next_prompt(make_target: A
     report = _audit(make_target(DOCS), server)
     assert report.outcome == "succeeded" and report.llm is not None and report.llm.invalid_answers == 1
     retry = server.requests[1].body["messages"][1]["content"]
-    assert "Your last answer was not a valid action: the answer is not valid JSON" in retry
+    assert "Your last answer was not a valid action: the answer is neither a tool call nor a JSON object" in retry
 
 
 def test_an_invalid_action_is_rejected_by_the_gate_and_its_critique_sent(make_target: Any, chat_server: Any) -> None:
