@@ -89,7 +89,26 @@ def test_invalid_answers_count_towards_the_fallback(make_target: Any, chat_serve
     server = chat_server([], default=text_reply("no idea"))
     report = _audit(make_target(DOCS), server, fallback_after=3)
     assert report.outcome == "succeeded" and report.llm is not None
-    assert report.llm.invalid_answers == 3 and "not valid actions" in (report.llm.fallback or "")
+    assert report.llm.invalid_answers == 3
+    assert report.llm.fallback == "3 consecutive turns failed: 3 answers were no valid action"
+
+
+def test_the_raw_failed_answers_are_in_the_trace_of_the_step_that_followed(make_target: Any,
+                                                                           chat_server: Any) -> None:
+    server = chat_server([], default=text_reply("no idea"))
+    report = _audit(make_target(DOCS), server, fallback_after=3)
+    after = report.trace[1]
+    assert (after.proposed_by, after.failed_answers) == ("heuristic", ["no idea"] * 3)
+
+
+def test_invalid_answers_and_gate_rejections_are_counted_apart(make_target: Any, chat_server: Any) -> None:
+    premature = tool_reply("conclude", {"summary": "nothing to see"})  # the run gate wants coverage first
+    server = chat_server([text_reply("no idea"), premature, text_reply("still no idea")],
+                         default=text_reply("none"))
+    report = _audit(make_target(DOCS), server, fallback_after=3)
+    assert report.llm is not None
+    assert report.llm.fallback == "3 consecutive turns failed: 2 answers were no valid action and 1 action was " \
+                                  "rejected by the gates"
 
 
 def test_the_token_budget_ends_the_run_as_partial(make_target: Any, chat_server: Any) -> None:
