@@ -14,6 +14,7 @@ JSON lines of a real server's session, each answered with its recorded status an
 
 from __future__ import annotations
 
+import gzip
 import json
 import socket
 import threading
@@ -28,7 +29,7 @@ from urllib.parse import parse_qs, urlsplit
 from agent.llm.tokens import estimate_messages, estimate_tokens
 
 __all__ = ["LocalChatServer", "RecordedRequest", "Reply", "disconnect_reply", "drip_reply", "error_reply", "hang_reply",
-           "raw_reply", "text_reply", "tool_reply", "transcript_replies"]
+           "raw_reply", "read_transcript", "recorded_reply", "text_reply", "tool_reply", "transcript_replies"]
 
 
 @dataclass(frozen=True)
@@ -64,40 +65,21 @@ def disconnect_reply() -> Reply:
     return Reply(disconnect=True)
 
 
+def read_transcript(path: Path) -> list[dict[str, Any]]:
+    """The exchanges of a JSON-lines transcript (``.jsonl`` or ``.jsonl.gz``): request, status, response."""
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+
+
+def recorded_reply(exchange: dict[str, Any]) -> Reply:
+    """The recorded answer of one exchange; 599 (the recording proxy saw the connection dropped) drops it."""
+    status = int(exchange["status"])
+    return disconnect_reply() if status == 599 else Reply(status=status, payload=exchange["response"])
+
+
 def transcript_replies(path: Path) -> list[Reply]:
-    """The recorded answers of a JSON-lines transcript (``status``, ``response``), in order; a status
-    of 599 (the recording proxy saw the connection dropped) becomes a dropped connection."""
-    replies = []
-    for line in path.read_text().splitlines():
-        if not line.strip():
-            continue
-        exchange = json.loads(line)
-        status = int(exchange["status"])
-        if status == 599:
-            replies.append(disconnect_reply())
-        else:
-            replies.append(Reply(status=status, payload=exchange["response"]))
-    return replies
-
-
-def tool_reply(name: str, arguments: dict[str, Any] | str, *, content: str | None = None,
-               usage: dict[str, Any] | None = None, delay_s: float = 0.0) -> Reply:
-    """An assistant message calling one tool (``arguments`` as a dict, or raw text to send malformed JSON)."""
-    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
-    message = {"role": "assistant", "content": content,
-               "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": args}}]}
-    return Reply(body={"message": message, "finish_reason": "tool_calls"}, usage=usage, delay_s=delay_s)
-
-
-def text_reply(content: str, *, usage: dict[str, Any] | None = None, delay_s: float = 0.0) -> Reply:
-    return Reply(body={"message": {"role": "assistant", "content": content}, "finish_reason": "stop"},
-                 usage=usage, delay_s=delay_s)
-
-
-def error_reply(status: int, message: str = "scripted error", *, headers: dict[str, str] | None = None,
-                delay_s: float = 0.0) -> Reply:
-    return Reply(status=status, body={"error": {"message": message, "type": "scripted", "code": status}},
-                 headers=headers or {}, delay_s=delay_s)
+    """The recorded answers of a transcript, in order."""
+    return [recorded_reply(exchange) for exchange in read_transcript(path)]
 
 
 @dataclass(frozen=True)

@@ -144,7 +144,7 @@ def _from_text(content: str) -> AgentAction:
             text = json.dumps(calls[0])
     if not text.startswith("{"):
         named = _NAMED.match(text)
-        if named is None or named.group(1) not in TOOLS:
+        if named is None or (named.group(1) not in TOOLS and not text.startswith("functions.")):
             raise InvalidAnswer("the answer is neither a tool call nor a JSON object; call exactly one tool")
         name, rest = named.group(1), named.group(2).strip()
         if not rest:
