@@ -82,6 +82,26 @@ def transcript_replies(path: Path) -> list[Reply]:
     return [recorded_reply(exchange) for exchange in read_transcript(path)]
 
 
+def tool_reply(name: str, arguments: dict[str, Any] | str, *, content: str | None = None,
+               usage: dict[str, Any] | None = None, delay_s: float = 0.0) -> Reply:
+    """An assistant message calling one tool (``arguments`` as a dict, or raw text to send malformed JSON)."""
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    message = {"role": "assistant", "content": content,
+               "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": args}}]}
+    return Reply(body={"message": message, "finish_reason": "tool_calls"}, usage=usage, delay_s=delay_s)
+
+
+def text_reply(content: str, *, usage: dict[str, Any] | None = None, delay_s: float = 0.0) -> Reply:
+    return Reply(body={"message": {"role": "assistant", "content": content}, "finish_reason": "stop"},
+                 usage=usage, delay_s=delay_s)
+
+
+def error_reply(status: int, message: str = "scripted error", *, headers: dict[str, str] | None = None,
+                delay_s: float = 0.0) -> Reply:
+    return Reply(status=status, body={"error": {"message": message, "type": "scripted", "code": status}},
+                 headers=headers or {}, delay_s=delay_s)
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
     method: str

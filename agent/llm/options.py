@@ -47,10 +47,10 @@ class LLMOptions(BaseModel):
     max_backoff_s: float = Field(30.0, ge=0)
     max_retry_after_s: float = Field(60.0, ge=0, description="a longer Retry-After gives up instead of waiting")
     structured_output: StructuredOutput = Field(
-        "auto", description="tools: tool calling; json_schema: a JSON-schema response format; json_object: JSON "
-                            "mode with the schema in the prompt; text: plain text with the schema in the prompt; "
-                            "auto: tools, stepping down that list whenever the server says it does not support a "
-                            "shape")
+        "auto", description="the request shape to start with: tools (tool calling), json_schema (a JSON-schema "
+                            "response format), json_object (JSON mode, the schema in the prompt) or text (the schema "
+                            "in the prompt); auto is tools. Each steps down that list when the server says it does "
+                            "not support it")
     temperature: float | None = Field(0.0, ge=0, le=2)
     max_output_tokens: int = Field(1024, ge=16)
     prompt_token_budget: int = Field(8000, ge=4000, description="estimated tokens per prompt, never exceeded")

@@ -2,9 +2,10 @@
 
 Each turn sends the system prompt and the bounded state summary (``PromptBuilder``) in the richest
 request shape the server supports: tool calling, else a JSON-schema response format, else JSON
-mode with the schemas in the prompt, else plain text with the schemas in the prompt. Under
-``structured_output: auto`` a server that says it does not support a shape (a 400, 422 or 500
-naming the parameter) moves the run one shape down at once, without retries.
+mode with the schemas in the prompt, else plain text with the schemas in the prompt
+(``structured_output`` picks where to start; ``auto`` is tools). A server that says it does not
+support a shape (a 400, 422 or 500 naming the parameter) moves the run one shape down at once,
+without retries, and the report's notes say so in one line.
 
 Failures never lose a run. An answer that is no valid action is sent back as a critique (and kept,
 masked, in the trace of the step that follows); an outage is retried by the client and then
@@ -115,9 +116,9 @@ class LLMPlanner:
         return None, None
 
     def _step_down(self, exc: LLMRejected) -> bool:
-        """Under ``auto``, the next simpler request shape after a refusal; False when there is none."""
+        """The next simpler request shape after a refusal; False when there is none."""
         position = SHAPES.index(self.shape)
-        if self.options.structured_output != "auto" or position + 1 >= len(SHAPES):
+        if position + 1 >= len(SHAPES):
             return False
         refused, self.shape = self.shape, SHAPES[position + 1]
         note = f"the model endpoint does not support {refused} ({str(exc).split(': ', 1)[-1][:160]}); " \
