@@ -21,6 +21,7 @@ from agent.ejson import decode, filter_key
 from agent.errors import ArgusError, BudgetExhausted, QueryRefused, TargetUnavailable, ToolError
 from agent.findings import WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
+from agent.hints import zero_match_hints
 from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
 from agent.planners.base import Planner
@@ -219,6 +220,9 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         state.fields_investigated.update(fields)
         record.filter_key, record.matched_count, record.fields = filter_key(result.filter), result.matched_count, fields
         entry.observation = f"matched {result.matched_count} documents, returned {result.returned_count}"
+        if result.matched_count == 0:
+            record.hints = zero_match_hints(decode(result.filter), state.schema)
+            entry.observation += "".join(f"; hint: {h}" for h in record.hints)
     elif isinstance(result, StatsResult):
         fields = [result.field, *sorted(filter_fields(decode(result.filter_used or {})))]
         state.fields_investigated.update(fields)

@@ -92,6 +92,7 @@ class QueryRecord(BaseModel):
     filter_key: str | None = None
     matched_count: int | None = None
     fields: list[str] = Field(default_factory=list)
+    hints: list[str] = Field(default_factory=list, description="why a query that matched nothing may be wrong")
 
 
 @dataclass

@@ -311,7 +311,7 @@ def _outcome(state: AgentState, i: int, records: list[Any], query: Any, seen: st
             return f"conclusion refused: {(rec.critique or '')[:300]}" if rec.verdict == "FAIL" else "concluded"
     if query is not None:
         if query.matched_count is not None:
-            return f"matched {query.matched_count:,}"
+            return f"matched {query.matched_count:,}" + "".join(f" (hint: {h})" for h in query.hints)
         return seen or "done"
     if i == len(state.history) - 1 and state.last_observation is not None and state.last_observation.kind == "error":
         return "failed (see Last result)"
