@@ -153,7 +153,7 @@ class OpenAIChat:
             timeout = self.options.call_timeout_s if left is None else min(self.options.call_timeout_s, left)
             started = time.perf_counter()
             try:
-                raw = _within(lambda: self.client.chat.completions.create(**request, timeout=timeout), timeout)
+                raw = _within(lambda t=timeout: self.client.chat.completions.create(**request, timeout=t), timeout)
             except (openai.OpenAIError, LLMTimeout, ValueError) as exc:
                 error = _error(exc)
                 if isinstance(error, LLMTimeout):
@@ -207,7 +207,7 @@ class OpenAIChat:
 def _error(exc: BaseException) -> LLMError:
     if isinstance(exc, LLMError):
         return exc
-    if isinstance(exc, openai.APIResponseValidationError) or isinstance(exc, ValueError):
+    if isinstance(exc, openai.APIResponseValidationError | ValueError):
         # A proxy's error page or a truncated body under status 200: transient, like a 502.
         return LLMUnavailable("the model endpoint answered with a body that is not a JSON chat completion")
     assert isinstance(exc, openai.OpenAIError)

@@ -48,10 +48,37 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
     return schema
 
 
+# What a model needs to know about each input, where the pydantic models speak to programmers.
+_FOR_MODEL: dict[str, dict[str, str]] = {
+    "run_query": {
+        "filter": "a MongoDB query document on the collection's fields, in relaxed Extended JSON: dates as "
+                  "{\"$date\": \"2024-01-01T00:00:00Z\"}, never as a plain string; limit and projection go beside "
+                  "it, not inside it",
+    },
+    "write_finding": {
+        "field": "the field path the defect is in, as in the Schema section (e.g. address.zip)",
+        "category": "the kind of defect",
+        "severity": "critical needs at least 1% of documents affected and consumers breaking",
+        "description": "one sentence a data owner understands: what is wrong, in how many documents",
+        "hypothesis": "the likely cause, if you have one",
+        "evidence_query": "the exact filter of the run_query that counted the affected documents",
+        "affected_count": "that run_query's matched_count",
+        "affected_pct": "affected_count divided by the collection size: a fraction between 0 and 1",
+        "sample_values": "optional: up to five values you saw in the evidence query's result",
+        "confirmed": "true when the count is exact",
+    },
+}
+
+
 def input_schema(name: str) -> dict[str, Any]:
     raw = TOOLS[name].input_model.model_json_schema()
     schema: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
-    schema.setdefault("properties", {})["reasoning"] = _REASONING
+    schema.pop("description", None)  # the model's docstring is for programmers; the tool has its own purpose
+    properties = schema.setdefault("properties", {})
+    for field, text in _FOR_MODEL.get(name, {}).items():
+        if field in properties:
+            properties[field]["description"] = text
+    properties["reasoning"] = _REASONING
     return schema
 
 

@@ -19,10 +19,9 @@ answers and gate rejections apart. Only a spent token or USD budget ends the run
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import structlog
-
-from typing import Any
 
 from agent.llm.client import ChatModel, refuses_tools
 from agent.llm.errors import LLMRejected, LLMTimeout, LLMUnavailable

@@ -4,9 +4,9 @@ Each case runs ``argus audit --planner llm|hybrid --time-budget 30`` as a subpro
 local OpenAI-compatible server that answers 500, 429 with Retry-After, a 200 that is not JSON,
 nothing at all, or one byte every 20 seconds. What a user must see: the process ends within the
 budget plus 10 seconds of the audit's start (Python's start-up before it, several seconds on a
-loaded machine, is printed but does not depend on the endpoint), prints a report, keeps what the rule sweep found, and a run that did not
-finish exits 3 (partial), never 0. The cases run side by side (they mostly wait), so the module
-takes about one budget.
+loaded machine, is printed but does not depend on the endpoint), prints a report, keeps what the
+rule sweep found, and a run that did not finish exits 3 (partial), never 0. The cases run four at
+a time (they mostly wait), so the module takes about two budgets.
 """
 
 from __future__ import annotations

@@ -21,10 +21,10 @@ from uuid import UUID
 from agent.ejson import decode
 from agent.errors import ArgusError
 from agent.history import HistoricalContext
+from agent.llm.options import RequestShape
 from agent.llm.prompts.digest import compact_json, field_line, interest, query_digest, stats_digest
 from agent.llm.prompts.system import system_prompt
-from agent.llm.options import RequestShape
-from agent.llm.tokens import estimate_messages, estimate_tokens
+from agent.llm.tokens import STATE_FACTOR, estimate_messages, estimate_tokens
 from agent.privacy import Masker, categorical_values
 from agent.state import AgentState
 from agent.tools.guard import filter_fields
@@ -113,6 +113,7 @@ class PromptBuilder:
         if available < 300:
             raise ArgusError(f"the prompt budget of {self.budget} tokens leaves no room for the state summary "
                              f"(system prompt and tools take {fixed}); raise prompt_token_budget")
+        available = int(available / STATE_FACTOR)  # the parts below are measured in raw estimate_tokens
         masker = self.masker(state)
         self._remember(state, masker)
         stable = self._stable_part(state, masker, available)

@@ -42,9 +42,8 @@ def _answered(kind: str) -> list[dict[str, Any]]:
         if e["status"] != 200:
             continue
         message = e["response"]["choices"][0]["message"]
-        if kind == "tool_calls" and message.get("tool_calls"):
-            out.append(e)
-        elif kind == "text" and not message.get("tool_calls") and message.get("content"):
+        calls = bool(message.get("tool_calls"))
+        if (kind == "tool_calls" and calls) or (kind == "text" and not calls and message.get("content")):
             out.append(e)
     return out
 
@@ -140,3 +139,18 @@ def test_the_servers_usage_is_recorded_beside_the_estimate(chat_server: Any) -> 
     [line] = account.report().usage
     assert line.input_tokens == sum(e["response"]["usage"]["prompt_tokens"] for e in argus[:5])
     assert line.estimated_input_tokens > 0 and line.estimated_input_tokens != line.input_tokens
+
+
+def test_the_calibrated_estimate_is_never_below_the_servers_count_and_at_most_a_fifth_above() -> None:
+    from agent.llm.tokens import estimate_messages
+
+    ratios = []
+    for e in _answered("tool_calls") + _answered("text"):
+        request = e["request"]
+        if "Argus" not in request["messages"][0]["content"]:
+            continue
+        estimate = estimate_messages(request["messages"], request.get("tools"), request.get("response_format"))
+        ratios.append(estimate / e["response"]["usage"]["prompt_tokens"])
+    print(f"estimate / server count over {len(ratios)} prompts: {min(ratios):.2f}-{max(ratios):.2f}, "
+          f"mean {sum(ratios) / len(ratios):.2f}")
+    assert len(ratios) > 50 and min(ratios) >= 1.0 and max(ratios) <= 1.25
