@@ -16,6 +16,7 @@ still computing it, and a retry would only queue behind it. No retry waits past 
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
@@ -153,7 +154,8 @@ class OpenAIChat:
             timeout = self.options.call_timeout_s if left is None else min(self.options.call_timeout_s, left)
             started = time.perf_counter()
             try:
-                raw = _within(lambda t=timeout: self.client.chat.completions.create(**request, timeout=t), timeout)
+                raw = _within(functools.partial(self.client.chat.completions.create, **request, timeout=timeout),
+                              timeout)
             except (openai.OpenAIError, LLMTimeout, ValueError) as exc:
                 error = _error(exc)
                 if isinstance(error, LLMTimeout):
