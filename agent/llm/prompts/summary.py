@@ -13,6 +13,7 @@ window and rows step by step and is cut as a last resort.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -289,6 +290,21 @@ def _touched(action_input: dict[str, Any], state: AgentState, message: str) -> l
     return list(dict.fromkeys(fields))[:5]
 
 
+_HIDDEN = "\u2063hidden:"  # marks a masked operand until it is rendered without quotes
+_HIDDEN_JSON = re.compile('"' + _HIDDEN + r'<?(.*?)>?"')
+
+
+def _mark_hidden(original: Any, masked: Any) -> Any:
+    """``masked`` with each operand the masker changed marked, so it renders as ``<kind>``, not a string."""
+    if isinstance(masked, dict) and isinstance(original, dict):
+        return {k: _mark_hidden(original.get(k), v) for k, v in masked.items()}
+    if isinstance(masked, list) and isinstance(original, list) and len(masked) == len(original):
+        return [_mark_hidden(o, m) for o, m in zip(original, masked, strict=True)]
+    if masked != original and isinstance(masked, str):
+        return _HIDDEN + masked
+    return masked
+
+
 def _input(tool: str, action_input: dict[str, Any], masker: Masker, *, own: bool) -> str:
     if own:
         return compact_json(action_input, 300)
@@ -297,8 +313,9 @@ def _input(tool: str, action_input: dict[str, Any], masker: Masker, *, own: bool
     shown = dict(action_input)
     for key in ("filter", "value_filter"):
         if isinstance(shown.get(key), dict):
-            shown[key] = masker.filter(shown[key])
-    return compact_json(shown, 300)
+            shown[key] = _mark_hidden(shown[key], masker.filter(shown[key]))
+    # {"$lt": <date>}: a hidden operand must not look like a string a model could copy into its own filter
+    return _HIDDEN_JSON.sub(lambda m: f"<{m.group(1)}>", compact_json(shown, 300))
 
 
 def _outcome(state: AgentState, i: int, records: list[Any], query: Any, seen: str | None) -> str:

@@ -76,6 +76,9 @@ History: persistent patterns from earlier runs have been re-checked before you s
 marked as false positives unless their share has grown, and do not re-propose what the gates dismissed without \
 stronger evidence.
 
-Privacy mode {_PRIVACY[privacy]}.
+Privacy mode {_PRIVACY[privacy]}. In steps shown masked, <...> without quotes stands for a hidden value of \
+that kind (<date>, <2-digit number>): never copy it into a filter. Write your own literals in relaxed Extended JSON: \
+numbers as numbers, dates as {{"$date": "2024-01-01T00:00:00Z"}}; a date compared with a plain string matches \
+nothing.
 
 {answer}"""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -48,3 +49,17 @@ def test_a_query_that_rightly_matches_nothing_gets_no_hint(make_target: Any, cha
                                                               "age": {"$gt": 130}}}), CONCLUDE])
     report = _audit(make_target(DOCS), server)
     assert report.trace[1].observation == "matched 0 documents, returned 0"
+
+
+def test_hidden_operands_in_the_sweeps_steps_do_not_look_like_strings(make_target: Any, chat_server: Any) -> None:
+    docs = [{**d, "age": 999 if i % 40 == 0 else d["age"]} for i, d in enumerate(DOCS)]
+    docs += [{"age": 30, "signup_date": datetime(1901, 1, 1, tzinfo=UTC)}]
+    server = chat_server([CONCLUDE])
+    settings = LLMOptions(model="m", base_url=server.base_url, timeout_s=5.0, max_retries=0)
+    setup = make_planner("hybrid", llm=settings, sleep=lambda _s: None)
+    run_audit(make_target(docs), setup.planner, gates=setup.gates, llm=setup.account)
+    prompt = server.requests[0].body["messages"][1]["content"]
+    assert re.search(r'"\$(?:lt|gt|lte|gte)":<[^>"]+>', prompt), prompt  # e.g. {"$gt":<3-digit number>}
+    assert not re.search(r'"\$(?:lt|gt|lte|gte)":"(?:<|shape:|\d-digit)', prompt)
+    system = server.requests[0].body["messages"][0]["content"]
+    assert 'dates as {"$date": "2024-01-01T00:00:00Z"}; a date compared with a plain string matches nothing' in system
