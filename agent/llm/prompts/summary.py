@@ -257,7 +257,9 @@ class PromptBuilder:
             return ""
         if obs.kind == "result":
             if isinstance(obs.result, RunQueryResult):
-                return "# Last result\n" + query_digest(obs.result, masker, rows=rows, columns=6 * rows)
+                # Masked rows say little beyond the column summary: two of them show the shape of a document.
+                shown = rows if masker.mode == "full" else min(rows, 1)
+                return "# Last result\n" + query_digest(obs.result, masker, rows=shown, columns=6 * rows)
             if isinstance(obs.result, StatsResult):
                 return "# Last result\n" + stats_digest(obs.result, masker, rows=rows)
             if isinstance(obs.result, SchemaSampleResult):

@@ -63,3 +63,11 @@ def test_hidden_operands_in_the_sweeps_steps_do_not_look_like_strings(make_targe
     assert not re.search(r'"\$(?:lt|gt|lte|gte)":"(?:<|shape:|\d-digit)', prompt)
     system = server.requests[0].body["messages"][0]["content"]
     assert 'dates as {"$date": "2024-01-01T00:00:00Z"}; a date compared with a plain string matches nothing' in system
+
+
+def test_the_last_result_shows_two_masked_rows_not_fifty(make_target: Any, chat_server: Any) -> None:
+    server = chat_server([tool_reply("run_query", {"filter": {"age": {"$gte": 20}}, "limit": 50}), CONCLUDE])
+    _audit(make_target(DOCS), server)
+    last = server.requests[1].body["messages"][1]["content"].split("# Last result", 1)[1]
+    assert "run_query matched 120 documents; returned 50" in last
+    assert [line.split()[0] for line in last.splitlines() if line.startswith("  #")] == ["#1", "#50"]
