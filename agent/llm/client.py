@@ -156,6 +156,8 @@ class OpenAIChat:
             try:
                 raw = _within(functools.partial(self.client.chat.completions.create, **request, timeout=timeout),
                               timeout)
+                if not hasattr(raw, "choices"):  # a body that is not JSON arrives as text
+                    raise ValueError("the answer is not a chat completion")
             except (openai.OpenAIError, LLMTimeout, ValueError) as exc:
                 error = _error(exc)
                 if isinstance(error, LLMTimeout):

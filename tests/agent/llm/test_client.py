@@ -11,7 +11,7 @@ import pytest
 from agent.errors import ArgusError
 from agent.llm.client import OpenAIChat, build_client
 from agent.llm.errors import LLMBudgetExhausted, LLMRejected, LLMTimeout, LLMUnavailable
-from agent.llm.local_server import LocalChatServer, error_reply, tool_reply
+from agent.llm.local_server import LocalChatServer, drip_reply, error_reply, raw_reply, tool_reply
 from agent.llm.options import LLMOptions
 from agent.llm.tools import action_from
 from agent.llm.usage import DEFAULT_PRICES, LLMAccount, ModelPrice, price_for
@@ -181,3 +181,22 @@ def test_openai_without_a_key_says_which_variable_to_set(monkeypatch: pytest.Mon
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ArgusError, match="set OPENAI_API_KEY"):
         build_client(LLMOptions(model="gpt-4o-mini"))
+
+
+def test_a_200_whose_body_is_not_json_is_an_outage_not_a_crash(chat_server: Any) -> None:
+    server = chat_server([], default=raw_reply(b"<html>502 Bad Gateway</html>"))
+    sleeps: list[float] = []
+    with pytest.raises(LLMUnavailable, match="not a JSON chat completion"):
+        _chat(server, sleeps, max_retries=2).complete(MESSAGES)
+    assert len(server.requests) == 3 and len(sleeps) == 2
+
+
+def test_a_server_dripping_bytes_is_abandoned_at_the_deadline(chat_server: Any) -> None:
+    server = chat_server([], default=drip_reply(0.5))  # each read gets a byte: no read timeout ever fires
+    account = LLMAccount()
+    deadline = time.monotonic() + 2.0
+    account.bind_deadline(lambda: deadline - time.monotonic())
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout):
+        _chat(server, account=account, timeout_s=60.0).complete(MESSAGES)
+    assert time.monotonic() - started < 2.5 and len(server.requests) == 1
