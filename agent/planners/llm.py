@@ -30,11 +30,13 @@ from agent.llm.prompts.summary import PromptBuilder
 from agent.llm.tools import InvalidAnswer, action_from, masked_answer, response_format, tool_definitions
 from agent.llm.usage import LLMAccount
 from agent.planners.base import Planner
+from agent.privacy import Masker
 from agent.state import AgentAction, AgentState
 
 __all__ = ["LLMPlanner"]
 
 log = structlog.get_logger("argus.planner.llm")
+_LOG_MASK = Masker("strict")
 
 
 class LLMPlanner:
@@ -95,11 +97,12 @@ class LLMPlanner:
                 self._failures += 1
                 self._invalid += 1
                 self.account.summary.invalid_answers += 1
-                answer = masked_answer(completion, self._builder.masker(state))
-                failed_answers.append(answer)
+                failed_answers.append(masked_answer(completion, self._builder.masker(state)))
                 reason = ""
                 critique = f"Your last answer was not a valid action: {exc}"
-                log.info("llm_answer_invalid", model=self.chat.model, problem=str(exc)[:200], answer=answer)
+                # Logs never carry document values, whatever the privacy mode: literals masked always.
+                log.info("llm_answer_invalid", model=self.chat.model, problem=str(exc)[:200],
+                         answer=masked_answer(completion, _LOG_MASK))
                 continue
             return self._own(state, action.model_copy(update={"proposed_by": "model",
                                                               "failed_answers": failed_answers}))

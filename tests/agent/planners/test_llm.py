@@ -230,3 +230,13 @@ def test_persistent_patterns_are_replayed_without_a_model_call(kind: str, make_t
                        historical_context=build_context(runs, {}))
     assert [e.action for e in report.trace][:3] == ["schema_sample", "run_query", "write_finding"]
     assert report.trace[2].outcome == "committed"
+
+
+def test_a_failed_answer_is_logged_without_its_values_even_in_full_privacy(make_target: Any, chat_server: Any,
+                                                                            capsys: Any) -> None:
+    leaky = text_reply('I would count "user7@mail.org" and the age 999 next.')
+    server = chat_server([leaky, *SCRIPT])
+    report = _audit(make_target(DOCS), server, options=AuditOptions(privacy="full"))
+    logged = capsys.readouterr().out
+    assert "llm_answer_invalid" in logged and "user7@mail.org" not in logged and "999" not in logged
+    assert report.trace[1].failed_answers == ['I would count "user7@mail.org" and the age 999 next.']
