@@ -70,7 +70,8 @@ class LLMPlanner:
         if state.schema is None:
             # The gates demand a sample first: no tokens are spent on a step with one answer.
             return self._own(state, AgentAction(action="schema_sample", reasoning="survey the schema first",
-                                                action_input={"sample_size": state.options.sample_size}))
+                                                action_input={"sample_size": state.options.sample_size},
+                                                proposed_by="heuristic"))
         self._count_rejection(state)
         critique: str | None = None
         reason = ""

@@ -99,6 +99,12 @@ def test_the_raw_failed_answers_are_in_the_trace_of_the_step_that_followed(make_
     report = _audit(make_target(DOCS), server, fallback_after=3)
     after = report.trace[1]
     assert (after.proposed_by, after.failed_answers) == ("heuristic", ["no idea"] * 3)
+    assert report.trace[0].proposed_by == "heuristic"  # the sample is a fixed first step, no model call
+
+
+def test_the_trace_says_the_model_proposed_its_steps(make_target: Any, chat_server: Any) -> None:
+    report = _audit(make_target(DOCS), chat_server(SCRIPT))
+    assert [e.proposed_by for e in report.trace] == ["heuristic", "model", "model", "model", "model"]
 
 
 def test_invalid_answers_and_gate_rejections_are_counted_apart(make_target: Any, chat_server: Any) -> None:
