@@ -16,6 +16,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agent.findings import Category, Severity
+from agent.health.models import HealthSnapshot
 
 __all__ = [
     "DiffEntry",
@@ -134,6 +135,7 @@ class HistoricalContext(BaseModel):
     dismissed: list[Pattern] = Field(default_factory=list, description="dismissed by a gate in the latest run seen")
     labels: dict[str, LabelSummary] = Field(default_factory=dict, description="fingerprint -> users' verdicts")
     growth_factor: float = 1.5
+    health: list[HealthSnapshot] = Field(default_factory=list, description="earlier runs' health, oldest first")
 
     def label_for(self, fp: str) -> LabelSummary | None:
         return self.labels.get(fp)
