@@ -25,6 +25,7 @@ from agent.health.baseline import detect, usual_age
 from agent.health.collect import collect_health
 from agent.health.findings import anomaly_findings
 from agent.health.models import HealthSnapshot
+from agent.hints import zero_match_hints
 from agent.history import HistoricalContext
 from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
@@ -97,6 +98,8 @@ def run_audit(
         return int((options.time_budget_s - (clock.monotonic() - start)) * 1000)
 
     target.cap_time_with(remaining_ms)
+    if llm is not None:  # every model call (planner and evaluators) waits at most for what is left
+        llm.bind_deadline(lambda: options.time_budget_s - (clock.monotonic() - start))
     with structlog.contextvars.bound_contextvars(run_id=str(state.run_id), database=state.database,
                                                  collection=state.collection):
         return _loop(state, target, planner, gates, clock, start, started_at, observer, should_stop, llm)
@@ -164,7 +167,8 @@ def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     verdict = gates.action.evaluate(proposed, state)
     state.evaluation_records.append(verdict)
     entry = TraceEntry(iteration=state.iteration, action=action.action, reasoning=action.reasoning[:500],
-                       action_input=action.action_input, verdict=verdict.verdict, outcome="ok")
+                       action_input=action.action_input, verdict=verdict.verdict, outcome="ok",
+                       proposed_by=action.proposed_by, failed_answers=action.failed_answers)
     if verdict.verdict == "FAIL":
         critique = verdict.critique or "action refused"
         state.last_critique = critique
@@ -223,6 +227,9 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         state.fields_investigated.update(fields)
         record.filter_key, record.matched_count, record.fields = filter_key(result.filter), result.matched_count, fields
         entry.observation = f"matched {result.matched_count} documents, returned {result.returned_count}"
+        if result.matched_count == 0:
+            record.hints = zero_match_hints(decode(result.filter), state.schema)
+            entry.observation += "".join(f"; hint: {h}" for h in record.hints)
     elif isinstance(result, StatsResult):
         fields = [result.field, *sorted(filter_fields(decode(result.filter_used or {})))]
         state.fields_investigated.update(fields)

@@ -43,6 +43,9 @@ class TraceEntry(BaseModel):
     observation: str = Field("", description="a summary without document values")
     finding_id: UUID | None = None
     duration_ms: float = 0.0
+    proposed_by: str | None = Field(None, description="model, heuristic or replay, when the planner mixes them")
+    failed_answers: list[str] = Field(default_factory=list, description="model answers that were no valid action "
+                                                                        "before this step (masked, cut)")
 
     @field_validator("action_input", mode="before")
     @classmethod

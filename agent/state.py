@@ -51,6 +51,9 @@ class AgentAction(BaseModel):
     action: ActionName
     action_input: dict[str, Any] = Field(default_factory=dict)
     confidence: float = Field(1.0, ge=0.0, le=1.0)
+    proposed_by: str | None = Field(None, description="who proposed it: model, heuristic, replay (None: the planner)")
+    failed_answers: list[str] = Field(default_factory=list, description="the model's answers before this one that "
+                                                                        "were no valid action, masked and cut")
 
 
 Verdict = Literal["PASS", "WARN", "FAIL"]
@@ -89,6 +92,7 @@ class QueryRecord(BaseModel):
     filter_key: str | None = None
     matched_count: int | None = None
     fields: list[str] = Field(default_factory=list)
+    hints: list[str] = Field(default_factory=list, description="why a query that matched nothing may be wrong")
 
 
 @dataclass

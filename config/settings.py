@@ -15,7 +15,7 @@ from pymongo import uri_parser
 
 from agent.errors import ArgusError
 from agent.findings import Severity
-from agent.llm.options import EvaluatorProfile, LLMOptions, PlannerKind
+from agent.llm.options import EvaluatorProfile, LLMOptions, PlannerKind, StructuredOutput
 from agent.options import AuditOptions, PrivacyMode
 from agent.secrets import SECRETS
 
@@ -113,7 +113,7 @@ class Settings(BaseSettings):
     llm_azure_endpoint: str | None = None
     llm_azure_deployment: str | None = None
     llm_api_version: str | None = None
-    llm_timeout_s: float = Field(60.0, gt=0)
+    llm_timeout_s: float | None = Field(None, gt=0, description="[60 hosted, 300 self-hosted]")
     llm_max_retries: int = Field(3, ge=0)
     llm_backoff_s: float = Field(1.0, ge=0)
     llm_max_backoff_s: float = Field(30.0, ge=0)
@@ -122,7 +122,7 @@ class Settings(BaseSettings):
     llm_run_token_budget: int | None = Field(1_000_000, ge=1)
     llm_run_cost_budget_usd: float | None = Field(1.0, gt=0)
     llm_fallback_after: int = Field(3, ge=1)
-    llm_structured_output: Literal["auto", "tools", "json_schema"] = "auto"
+    llm_structured_output: StructuredOutput = "auto"
     llm_temperature: float | None = Field(0.0, ge=0, le=2, description="unset for reasoning models")
     llm_max_output_tokens: int = Field(1024, ge=16)
     llm_evaluators: EvaluatorProfile = "fast"

@@ -1,4 +1,5 @@
-"""The ``argus`` command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 error."""
+"""The ``argus`` command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or configuration
+error, 3 partial audit (a budget ran out or it was interrupted: not everything was checked), 4 failed audit."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ __all__ = ["app", "main"]
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Argus: data-quality audits for MongoDB and Azure Cosmos DB.")
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_PARTIAL, EXIT_FAILED = 0, 1, 2, 3, 4
 
 # `argus --help` lists the commands in the order a user meets them.
 AUDIT, HISTORY, DAEMON, ALERTS = "Audit", "History", "Daemon", "Alerts"
@@ -163,7 +164,12 @@ def audit(
                                                           show_default="ARGUS_LLM_EVALUATORS or fast")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
-    """Audit one collection and print its report (with its diff against the last run when stored)."""
+    """Audit one collection and print its report (with its diff against the last run when stored).
+
+    Exit codes: 0 clean, 1 a finding at or above --fail-on, 2 usage or configuration error,
+    3 partial audit (a time, iteration or LLM budget ran out, or it was interrupted; the report keeps what it found),
+    4 failed audit (the database became unreachable or the planner broke).
+    """
     settings = _settings()
     configure_logging("INFO" if verbose else "WARNING", settings.log_format)
     threshold = fail_on.value if fail_on is not None else settings.fail_on.value
@@ -513,10 +519,15 @@ def _deliver_alerts(history_store: PostgresStore, config: AlertsConfig) -> None:
 
 
 def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
+    """A run that did not finish never looks clean: partial and failed outrank findings (as in Soda, 3+)."""
     if report.outcome == "failed":
         Console(stderr=True).print(f"argus: error: audit failed: {SECRETS.redact(report.error or '')}", markup=False,
                                    highlight=False)
-        return EXIT_ERROR
+        return EXIT_FAILED
+    if report.outcome == "partial":
+        Console(stderr=True).print(f"argus: warning: partial audit ({report.termination_reason}): "
+                                   f"{len(report.findings)} findings so far", markup=False, highlight=False)
+        return EXIT_PARTIAL
     if fail_on is not None and report.findings_at_or_above(fail_on):
         return EXIT_FINDINGS
     return EXIT_OK

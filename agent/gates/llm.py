@@ -22,7 +22,7 @@ from agent.errors import BudgetExhausted
 from agent.findings import Finding
 from agent.gates.base import Gate
 from agent.llm.client import ChatModel
-from agent.llm.errors import LLMError
+from agent.llm.errors import LLMError, LLMUnsupported
 from agent.llm.prompts.digest import compact_json, field_line
 from agent.privacy import Masker, categorical_values
 from agent.state import AgentAction, AgentState, EvaluationRecord, RuleResult, Verdict
@@ -56,13 +56,23 @@ class _Reviewer:
         self.chat = chat
         self.rule = rule
         self.role = role
+        self._formats: list[dict[str, Any] | None] = [_VERDICT_FORMAT, {"type": "json_object"}, None]
+
+    def _complete(self, messages: list[dict[str, Any]]) -> str:
+        """The answer in the richest response format the server takes (a refused one is not asked again)."""
+        while True:
+            try:
+                return self.chat.complete(messages, response_format=self._formats[0]).content or ""
+            except LLMUnsupported:
+                if len(self._formats) == 1:
+                    raise
+                self._formats.pop(0)
 
     def ask(self, question: str) -> RuleResult:
         answer = ' Answer with one JSON object: {"verdict": "PASS|WARN|FAIL", "critique": "..."}'
         messages = [{"role": "system", "content": _SYSTEM[self.role] + answer}, {"role": "user", "content": question}]
         try:
-            completion = self.chat.complete(messages, response_format=_VERDICT_FORMAT)
-            verdict, critique = _parse(completion.content or "")
+            verdict, critique = _parse(self._complete(messages))
         except (LLMError, BudgetExhausted, ValueError) as exc:
             log.info("llm_evaluator_unavailable", rule=self.rule, error=type(exc).__name__)
             return RuleResult(rule=self.rule, verdict="WARN", message=f"{self.rule} skipped: {str(exc)[:160]}")

@@ -4,9 +4,12 @@ Hierarchy::
 
     ArgusError
     ├── LLMError                  a call to the language model failed
-    │   ├── LLMUnavailable        transient (connection, timeout, 429, 5xx): retried with backoff,
-    │   │                         raised once the retries are spent
+    │   ├── LLMUnavailable        transient (connection, 429, 5xx, a 200 that is not JSON): retried with
+    │   │   │                     backoff, raised once the retries are spent
+    │   │   └── LLMTimeout        no answer in time: never retried (a self-hosted server is likely still
+    │   │                         computing it, and a retry would queue behind it)
     │   └── LLMRejected           permanent (bad key, no such model, bad request): retrying cannot help
+    │       └── LLMUnsupported    the server does not support this request shape (tools, a response format)
     └── BudgetExhausted
         └── LLMBudgetExhausted    the run's token or USD budget would be exceeded by the next call
 
@@ -25,7 +28,8 @@ import openai
 
 from agent.errors import ArgusError, BudgetExhausted
 
-__all__ = ["LLMBudgetExhausted", "LLMError", "LLMRejected", "LLMUnavailable", "retry_after", "translate"]
+__all__ = ["LLMBudgetExhausted", "LLMError", "LLMRejected", "LLMTimeout", "LLMUnavailable", "LLMUnsupported",
+           "retry_after", "translate"]
 
 _KEYISH = re.compile(r"\b(sk-[A-Za-z0-9_*-]{4,}|[A-Fa-f0-9]{32,}|[A-Za-z0-9_-]{40,})\b")
 _MESSAGE_CHARS = 240
@@ -48,16 +52,41 @@ class LLMUnavailable(LLMError):
     retryable = True
 
 
+class LLMTimeout(LLMUnavailable):
+    """No answer within the call's time (its timeout, or what is left of the run's budget)."""
+
+    retryable = False
+
+
 class LLMRejected(LLMError):
     """Permanent for this configuration: authentication, permissions, model name, request shape."""
+
+
+class LLMUnsupported(LLMRejected):
+    """The server refused the request's shape (tool calling or a response format): a simpler shape may work."""
 
 
 class LLMBudgetExhausted(BudgetExhausted):
     """The next call would take the run past its token or USD budget."""
 
 
+_TRACEBACK = re.compile(r'\s+(File "|Traceback \(most recent call last\))')
+_PYDANTIC_MSG = re.compile(r"""'msg': (['"])(.*?)\1""")
+# A server that does not support a request shape says so in a validation message naming the parameter.
+_SHAPE_WORDS = ("response_format", "json_schema", "json_object", "tool_choice", "tools", "tool call", "function call",
+                "grammar")
+_REFUSAL_WORDS = ("validation", "not supported", "unsupported", "does not support", "invalid", "input should be",
+                  "unknown", "not allowed", "expected")
+
+
 def _clean(text: str) -> str:
-    text = _KEYISH.sub("***", " ".join(str(text).split()))
+    text = _TRACEBACK.split(str(text), maxsplit=1)[0]  # a server's stack trace is noise in a note
+    short = _PYDANTIC_MSG.search(text)
+    if short is not None and "validation error" in text:
+        loc = re.search(r"'loc': \(([^)]*)\)", text)
+        where = ".".join(p.strip(" '") for p in loc.group(1).split(",") if p.strip(" '")) if loc else ""
+        text = f"{where}: {short.group(2)}" if where else short.group(2)
+    text = _KEYISH.sub("***", " ".join(text.split()))
     return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + "…"
 
 
@@ -82,16 +111,26 @@ def retry_after(headers: object) -> float | None:
     return None
 
 
+def _refuses_shape(status: int, message: str) -> bool:
+    text = message.lower()
+    return status in (400, 422, 500, 501) and any(w in text for w in _SHAPE_WORDS) and \
+        any(w in text for w in _REFUSAL_WORDS)
+
+
 def translate(exc: openai.OpenAIError) -> LLMError:
     """The Argus error for an openai exception (use with ``raise ... from exc``)."""
     if isinstance(exc, openai.APITimeoutError):
-        return LLMUnavailable("the model endpoint did not answer within the timeout")
+        return LLMTimeout("the model endpoint did not answer within the timeout")
     if isinstance(exc, openai.APIConnectionError):
         return LLMUnavailable(f"cannot reach the model endpoint: {_clean(str(exc.__cause__ or exc))}")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         reason = _clean(getattr(exc, "message", "") or str(exc))
         wait = retry_after(exc.response.headers)
+        raw = str(getattr(exc, "message", "") or exc)
+        if _refuses_shape(status, raw):
+            return LLMUnsupported(f"the model endpoint does not support this request ({status}): {reason}",
+                                  status=status)
         if status == 429 or status == 408 or status == 409 or status >= 500:
             return LLMUnavailable(f"the model endpoint answered {status}: {reason}", status=status,
                                   retry_after_s=wait)

@@ -5,22 +5,31 @@ Azure's ``/openai/deployments/NAME/chat/completions?api-version=...``) with scri
 records every request (path, query, headers, JSON body). Replies are a list played in order, or a
 function of the request body. Usage is reported as the offline estimate of the request unless a
 reply sets it, so token accounting works end to end.
+
+It also misbehaves on demand, as real endpoints and proxies do: a body that is not JSON
+(``raw_reply``), no answer at all (``hang_reply``), one byte at a time (``drip_reply``), a closed
+connection (``disconnect_reply``), and it replays recorded exchanges (``transcript_replies``: the
+JSON lines of a real server's session, each answered with its recorded status and body).
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from agent.llm.tokens import estimate_messages, estimate_tokens
 
-__all__ = ["LocalChatServer", "RecordedRequest", "Reply", "error_reply", "text_reply", "tool_reply"]
+__all__ = ["LocalChatServer", "RecordedRequest", "Reply", "disconnect_reply", "drip_reply", "error_reply", "hang_reply",
+           "raw_reply", "read_transcript", "recorded_reply", "text_reply", "tool_reply", "transcript_replies"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +39,47 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     usage: dict[str, Any] | None = None
+    payload: dict[str, Any] | None = None  # a whole response body, sent as it is (recorded exchanges)
+    raw: bytes | None = None  # a body that is not JSON
+    hang: bool = False  # read the request, never answer
+    drip_s: float = 0.0  # send the response one byte every drip_s seconds
+    disconnect: bool = False  # close the connection without a response
+
+
+def raw_reply(body: bytes, *, status: int = 200, content_type: str = "text/html") -> Reply:
+    """A body that is not JSON, such as a proxy's error page served with status 200."""
+    return Reply(status=status, raw=body, headers={"content-type": content_type})
+
+
+def hang_reply() -> Reply:
+    return Reply(hang=True)
+
+
+def drip_reply(seconds: float, reply: Reply | None = None) -> Reply:
+    """``reply`` (by default a valid tool call), one byte every ``seconds``: no single read ever times out."""
+    base = reply or tool_reply("conclude", {"summary": "dripped"})
+    return Reply(status=base.status, body=base.body, headers=base.headers, usage=base.usage, drip_s=seconds)
+
+
+def disconnect_reply() -> Reply:
+    return Reply(disconnect=True)
+
+
+def read_transcript(path: Path) -> list[dict[str, Any]]:
+    """The exchanges of a JSON-lines transcript (``.jsonl`` or ``.jsonl.gz``): request, status, response."""
+    raw = gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
+    return [json.loads(line) for line in raw.decode().splitlines() if line.strip()]
+
+
+def recorded_reply(exchange: dict[str, Any]) -> Reply:
+    """The recorded answer of one exchange; 599 (the recording proxy saw the connection dropped) drops it."""
+    status = int(exchange["status"])
+    return disconnect_reply() if status == 599 else Reply(status=status, payload=exchange["response"])
+
+
+def transcript_replies(path: Path) -> list[Reply]:
+    """The recorded answers of a transcript, in order."""
+    return [recorded_reply(exchange) for exchange in read_transcript(path)]
 
 
 def tool_reply(name: str, arguments: dict[str, Any] | str, *, content: str | None = None,
@@ -93,6 +143,7 @@ class LocalChatServer:
             self._replies = play
         self.requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="local-chat-server", daemon=True)
@@ -114,6 +165,7 @@ class LocalChatServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -151,23 +203,35 @@ class LocalChatServer:
                         error_reply(404, f"no route {parts.path}")
                 if reply.delay_s:
                     time.sleep(reply.delay_s)
-                payload = _payload(reply, body)
-                data = json.dumps(payload).encode()
+                if reply.hang:
+                    server._stopping.wait()
+                    return
+                if reply.disconnect:
+                    self.close_connection = True
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                data = reply.raw if reply.raw is not None else json.dumps(_payload(reply, body)).encode()
+                headers = {"content-type": "application/json", "content-length": str(len(data)), **reply.headers}
+                head = f"HTTP/1.1 {reply.status} {self.responses.get(reply.status, ('',))[0]}\r\n" + "".join(
+                    f"{k}: {v}\r\n" for k, v in headers.items()) + "\r\n"
                 try:
-                    self.send_response(reply.status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    for key, value in reply.headers.items():
-                        self.send_header(key, value)
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                    if reply.drip_s:
+                        for byte in head.encode() + data:
+                            if server._stopping.wait(reply.drip_s):
+                                return
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                        return
+                    self.wfile.write(head.encode() + data)
+                except (BrokenPipeError, ConnectionResetError, OSError):  # the client timed out and left
                     return
 
         return Handler
 
 
 def _payload(reply: Reply, request: dict[str, Any]) -> dict[str, Any]:
+    if reply.payload is not None:
+        return reply.payload
     if reply.status != 200 or reply.body is None or "message" not in reply.body:
         return reply.body or {}
     message = reply.body["message"]

@@ -16,10 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from agent.errors import ArgusError
 from agent.llm.usage import ModelPrice
 
-__all__ = ["EvaluatorProfile", "LLMOptions", "PlannerKind"]
+__all__ = ["SHAPES", "EvaluatorProfile", "LLMOptions", "PlannerKind", "RequestShape", "StructuredOutput"]
 
 PlannerKind = Literal["heuristic", "llm", "hybrid"]
 EvaluatorProfile = Literal["fast", "balanced", "thorough"]
+RequestShape = Literal["tools", "json_schema", "json_object", "text"]
+StructuredOutput = Literal["auto", "tools", "json_schema", "json_object", "text"]
+SHAPES: tuple[RequestShape, ...] = ("tools", "json_schema", "json_object", "text")  # richest first
 
 
 class LLMOptions(BaseModel):
@@ -35,14 +38,19 @@ class LLMOptions(BaseModel):
     azure_endpoint: str | None = Field(None, description="https://NAME.openai.azure.com")
     azure_deployment: str | None = None
     api_version: str | None = Field(None, description="Azure OpenAI API version, e.g. 2024-10-21")
-    timeout_s: float = Field(60.0, gt=0, description="per request")
+    timeout_s: float | None = Field(None, gt=0, description="per request, and never more than what is left of "
+                                                            "the run's budget [default: 60 for OpenAI and Azure, "
+                                                            "300 for a self-hosted base_url: CPU servers take "
+                                                            "minutes on a long prompt]")
     max_retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts")
     backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry")
     max_backoff_s: float = Field(30.0, ge=0)
     max_retry_after_s: float = Field(60.0, ge=0, description="a longer Retry-After gives up instead of waiting")
-    structured_output: Literal["auto", "tools", "json_schema"] = Field(
-        "auto", description="tools: tool calling; json_schema: a JSON-schema response format for servers "
-                            "without tool calling; auto: tools, switching to json_schema if the server refuses")
+    structured_output: StructuredOutput = Field(
+        "auto", description="the request shape to start with: tools (tool calling), json_schema (a JSON-schema "
+                            "response format), json_object (JSON mode, the schema in the prompt) or text (the schema "
+                            "in the prompt); auto is tools. Each steps down that list when the server says it does "
+                            "not support it")
     temperature: float | None = Field(0.0, ge=0, le=2)
     max_output_tokens: int = Field(1024, ge=16)
     prompt_token_budget: int = Field(8000, ge=4000, description="estimated tokens per prompt, never exceeded")
@@ -55,6 +63,12 @@ class LLMOptions(BaseModel):
     judge_model: str | None = Field(None, description="the judge of the thorough profile [default: model]")
     prices: dict[str, ModelPrice] = Field(default_factory=dict, description="model -> USD per million tokens, "
                                                                             "over the built-in table")
+
+    @property
+    def call_timeout_s(self) -> float:
+        if self.timeout_s is not None:
+            return self.timeout_s
+        return 300.0 if self.provider == "openai" and self.base_url else 60.0
 
     @property
     def key_env(self) -> str:

@@ -5,6 +5,12 @@ input model's, with ``$ref`` inlined and titles dropped (smaller, and some self-
 not resolve references). For servers without tool calling the same actions are asked for as a
 JSON object under a JSON-schema response format. An answer that is no action raises
 ``InvalidAnswer``, whose message becomes the critique of the next prompt.
+
+Servers without a tool parser (a model's own chat template on llama.cpp, Ollama, vLLM without
+``--tool-call-parser``) put the call in the text. The common shapes are accepted:
+``{"name": ..., "arguments": {...}}`` (or ``"parameters"``), the same inside
+``<tool_call>…</tool_call>`` or a ``[TOOL_CALLS]`` list, ``functions.NAME:`` or ``NAME`` followed
+by the arguments, and ``{"action": ..., "action_input": {...}}`` (the JSON modes).
 """
 
 from __future__ import annotations
@@ -15,10 +21,14 @@ from functools import cache
 from typing import Any
 
 from agent.llm.client import Completion
+from agent.privacy import Masker
 from agent.state import AgentAction
 from agent.tools.registry import TOOLS
 
-__all__ = ["InvalidAnswer", "action_from", "response_format", "tool_definitions"]
+__all__ = ["ANSWER_CHARS", "InvalidAnswer", "action_from", "answer_schema", "masked_answer", "response_format",
+           "tool_definitions"]
+
+ANSWER_CHARS = 600  # of a failed answer kept in the trace and logs
 
 _REASONING = {"type": "string", "description": "one or two sentences: why this step, what you expect"}
 
@@ -38,10 +48,37 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
     return schema
 
 
+# What a model needs to know about each input, where the pydantic models speak to programmers.
+_FOR_MODEL: dict[str, dict[str, str]] = {
+    "run_query": {
+        "filter": "a MongoDB query document on the collection's fields, in relaxed Extended JSON: dates as "
+                  "{\"$date\": \"2024-01-01T00:00:00Z\"}, never as a plain string; limit and projection go beside "
+                  "it, not inside it",
+    },
+    "write_finding": {
+        "field": "the field path the defect is in, as in the Schema section (e.g. address.zip)",
+        "category": "the kind of defect",
+        "severity": "critical needs at least 1% of documents affected and consumers breaking",
+        "description": "one sentence a data owner understands: what is wrong, in how many documents",
+        "hypothesis": "the likely cause, if you have one",
+        "evidence_query": "the exact filter of the run_query that counted the affected documents",
+        "affected_count": "that run_query's matched_count",
+        "affected_pct": "affected_count divided by the collection size: a fraction between 0 and 1",
+        "sample_values": "optional: up to five values you saw in the evidence query's result",
+        "confirmed": "true when the count is exact",
+    },
+}
+
+
 def input_schema(name: str) -> dict[str, Any]:
     raw = TOOLS[name].input_model.model_json_schema()
     schema: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
-    schema.setdefault("properties", {})["reasoning"] = _REASONING
+    schema.pop("description", None)  # the model's docstring is for programmers; the tool has its own purpose
+    properties = schema.setdefault("properties", {})
+    for field, text in _FOR_MODEL.get(name, {}).items():
+        if field in properties:
+            properties[field]["description"] = text
+    properties["reasoning"] = _REASONING
     return schema
 
 
@@ -66,6 +103,11 @@ def response_format() -> dict[str, Any]:
                        "action_input": {"type": "object", "description": "the tool's input, as its schema says"}}}}}
 
 
+def answer_schema() -> str:
+    """The tools' inputs as compact JSON, for prompts of servers that take no schema (json_object, text)."""
+    return json.dumps({name: input_schema(name) for name in TOOLS}, separators=(",", ":"))
+
+
 def _object(text: str, what: str) -> dict[str, Any]:
     try:
         value = json.loads(text) if text.strip() else {}
@@ -86,20 +128,60 @@ def _action(name: str, arguments: dict[str, Any], reasoning: str) -> AgentAction
 
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
+_NAMED = re.compile(r"^(?:functions\.)?([A-Za-z_][A-Za-z0-9_]*)\s*:?\s*(.*)$", re.DOTALL)
+_PREFIXES = ("[TOOL_CALLS]", "<|python_tag|>")
 
 
-def action_from(completion: Completion) -> AgentAction:
-    """The action in a completion: its first tool call, else a JSON object in its text."""
-    content = (completion.content or "").strip()
-    if completion.tool_calls:
-        call = completion.tool_calls[0]
-        return _action(call.name, _object(call.arguments, f"the arguments of {call.name}"), content)
-    if not content:
-        if completion.finish_reason == "length":
-            raise InvalidAnswer("the answer was cut off at the output token limit; answer with one short tool call")
-        raise InvalidAnswer("the answer was empty; call exactly one tool")
-    fenced = _FENCE.match(content)
-    data = _object(fenced.group(1) if fenced else content, "the answer")
+def _unwrap(content: str) -> str:
+    """The JSON of a text answer, without code fences, tool-call tags or prefixes."""
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    tagged = _TAGGED.search(text)
+    if tagged:
+        text = tagged.group(1).strip()
+    for prefix in _PREFIXES:
+        text = text.removeprefix(prefix).strip()
+    return text
+
+
+def _from_named(data: dict[str, Any]) -> AgentAction | None:
+    """``{"name": ..., "arguments"|"parameters": ...}``, the arguments as an object or as JSON text."""
+    name = data.get("name")
+    if not isinstance(name, str) or "action" in data:
+        return None
+    arguments = data.get("arguments", data.get("parameters", {}))
+    if isinstance(arguments, str):
+        arguments = _object(arguments, f"the arguments of {name}")
+    if not isinstance(arguments, dict):
+        raise InvalidAnswer(f"the arguments of {name} must be a JSON object")
+    return _action(name, dict(arguments), "")
+
+
+def _from_text(content: str) -> AgentAction:
+    text = _unwrap(content)
+    if text.startswith("["):  # a list of calls ([TOOL_CALLS] style): take the first
+        try:
+            calls = json.loads(text)
+        except json.JSONDecodeError:
+            calls = None
+        if isinstance(calls, list) and calls and isinstance(calls[0], dict):
+            text = json.dumps(calls[0])
+    if not text.startswith("{"):
+        named = _NAMED.match(text)
+        if named is None or (named.group(1) not in TOOLS and not text.startswith("functions.")):
+            raise InvalidAnswer("the answer is neither a tool call nor a JSON object; call exactly one tool")
+        name, rest = named.group(1), named.group(2).strip()
+        if not rest:
+            raise InvalidAnswer(f"the call to {name} came without its arguments; send the tool call with a JSON "
+                                f"object of arguments")
+        return _action(name, _object(rest, f"the arguments of {name}"), "")
+    data = _object(text, "the answer")
+    named_call = _from_named(data)
+    if named_call is not None:
+        return named_call
     name = data.get("action")
     if not isinstance(name, str):
         raise InvalidAnswer("the answer has no \"action\"; call exactly one tool")
@@ -108,3 +190,43 @@ def action_from(completion: Completion) -> AgentAction:
         raise InvalidAnswer("\"action_input\" must be a JSON object")
     reasoning = data.get("reasoning")
     return _action(name, dict(arguments), reasoning if isinstance(reasoning, str) else "")
+
+
+def action_from(completion: Completion) -> AgentAction:
+    """The action in a completion: its first tool call, else a tool call or JSON object in its text."""
+    content = (completion.content or "").strip()
+    if completion.tool_calls:
+        call = completion.tool_calls[0]
+        return _action(call.name, _object(call.arguments, f"the arguments of {call.name}"), content)
+    if not content:
+        if completion.finish_reason == "length":
+            raise InvalidAnswer("the answer was cut off at the output token limit; answer with one short tool call")
+        raise InvalidAnswer("the answer was empty; call exactly one tool")
+    return _from_text(content)
+
+
+_LITERAL = re.compile(r'"(?:[^"\\]|\\.)*"(\s*:)?|(?<![\w.$])-?\d+(?:\.\d+)?(?![\w.])')
+
+
+def _mask_literal(match: re.Match[str]) -> str:
+    token = match.group(0)
+    if not token.startswith('"'):
+        return "<number>"
+    if match.group(1) is not None:  # a key: a field name or an operator
+        return token
+    inner = token[1:-1]
+    return token if inner in TOOLS or inner.startswith("$") else '"<string>"'
+
+
+def masked_answer(completion: Completion, masker: Masker) -> str:
+    """A failed answer for the trace and logs: the text (or first call) with its values masked outside
+    ``full`` privacy (keys, operators and tool names kept), cut to ``ANSWER_CHARS``."""
+    if completion.tool_calls:
+        call = completion.tool_calls[0]
+        text = f"{call.name} {call.arguments}"
+    else:
+        text = completion.content or ""
+    if masker.mode != "full":
+        text = _LITERAL.sub(_mask_literal, text)
+    text = " ".join(text.split())
+    return text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS] + "…"

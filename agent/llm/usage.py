@@ -9,6 +9,7 @@ past them: it ends as partial instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -63,6 +64,10 @@ class UsageLine(BaseModel):
     model: str
     calls: int = 0
     failed_calls: int = Field(0, description="calls that raised after their retries")
+    timed_out_calls: int = Field(0, description="calls abandoned without an answer; their estimated prompt tokens "
+                                                "are counted in input_tokens (the server spent them)")
+    estimated_input_tokens: int = Field(0, description="Argus's own estimate of input_tokens, beside the "
+                                                       "provider's figure")
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
@@ -77,6 +82,9 @@ class LLMSummary(BaseModel):
     fallback_iteration: int | None = None
     budget_exhausted: str | None = None
     invalid_answers: int = Field(0, description="answers that were no valid action and came back as a critique")
+    request_shape: str | None = Field(None, description="the request shape the run ended with, when the server "
+                                                        "refused a richer one")
+    shape_notes: list[str] = Field(default_factory=list, description="each shape the server refused, and why")
     largest_prompt_tokens: int = Field(0, description="estimated tokens of the largest prompt sent")
     unpriced_models: list[str] = Field(default_factory=list)
 
@@ -91,6 +99,14 @@ class LLMAccount:
         self.cost_budget_usd = cost_budget_usd
         self._lines: dict[tuple[str, str], UsageLine] = {}
         self.summary = LLMSummary()
+        self._time_left: Callable[[], float] | None = None
+
+    def bind_deadline(self, time_left: Callable[[], float]) -> None:
+        """The run's clock: seconds left of its wall-clock budget, which bounds every model call."""
+        self._time_left = time_left
+
+    def time_left(self) -> float | None:
+        return None if self._time_left is None else self._time_left()
 
     @property
     def total(self) -> TokenUsage:
@@ -120,9 +136,10 @@ class LLMAccount:
                                          f"(${self.cost_usd:.4f} spent, next call up to ${worst:.4f})")
         self.summary.largest_prompt_tokens = max(self.summary.largest_prompt_tokens, prompt_tokens)
 
-    def record(self, purpose: Purpose, model: str, usage: TokenUsage) -> None:
+    def record(self, purpose: Purpose, model: str, usage: TokenUsage, *, estimate: int = 0) -> None:
         line = self._line(purpose, model)
         line.calls += 1
+        line.estimated_input_tokens += estimate
         line.input_tokens += usage.input_tokens
         line.output_tokens += usage.output_tokens
         line.cached_tokens += usage.cached_tokens
@@ -132,6 +149,16 @@ class LLMAccount:
                 self.summary.unpriced_models.append(model)
         else:
             line.cost_usd += price.cost(usage)
+
+    def record_timeout(self, purpose: Purpose, model: str, estimated_prompt_tokens: int) -> None:
+        """A call abandoned without an answer still cost the server its prompt: count the estimate."""
+        line = self._line(purpose, model)
+        line.timed_out_calls += 1
+        line.input_tokens += estimated_prompt_tokens
+        line.estimated_input_tokens += estimated_prompt_tokens
+        price = price_for(model, self.prices)
+        if price is not None:
+            line.cost_usd += price.cost(TokenUsage(input_tokens=estimated_prompt_tokens))
 
     def record_failure(self, purpose: Purpose, model: str) -> None:
         self._line(purpose, model).failed_calls += 1
@@ -146,6 +173,7 @@ class LLMAccount:
         if self.summary.fallback:
             out.append(f"the LLM planner gave up at iteration {self.summary.fallback_iteration} "
                        f"({self.summary.fallback}); the heuristic planner finished the run")
+        out += self.summary.shape_notes
         if self.summary.budget_exhausted:
             out.append(self.summary.budget_exhausted)
         if self.summary.unpriced_models:

@@ -33,7 +33,7 @@ class HybridPlanner:
         if self._sweep_done_at is None:
             action = self.heuristic.propose(state)
             if action.action != "conclude":
-                return action
+                return action.model_copy(update={"proposed_by": "heuristic"})
             self._sweep_done_at = state.iteration
             self.llm.notes = [f"# Rule sweep\nThe rule-based sweep finished at iteration {state.iteration} with "
                               f"{len(state.findings)} findings committed and {len(state.dismissed_findings)} "

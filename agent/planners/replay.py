@@ -42,7 +42,7 @@ class ReplayFirst:
         if self._steps is None:
             self._steps = self._replay(state)
         step = next(self._steps, None)
-        return step if step is not None else self.inner.propose(state)
+        return step.model_copy(update={"proposed_by": "replay"}) if step is not None else self.inner.propose(state)
 
     def _replay(self, state: AgentState) -> Iterator[AgentAction]:
         context = state.historical_context

@@ -97,11 +97,11 @@ def test_uri_without_database_names_the_problem_without_the_password() -> None:
     assert "hunter2" not in result.output
 
 
-def test_unreachable_server_fails_with_exit_two_and_no_secret() -> None:
+def test_unreachable_server_fails_with_exit_four_and_no_secret() -> None:
     uri = "mongodb://app:hunter2@127.0.0.1:1/?serverSelectionTimeoutMS=300&connectTimeoutMS=300"
     result = runner.invoke(app, ["audit", "--uri", uri, "--database", "shop", "--collection", "orders",
                                  "--format", "json"])
-    assert result.exit_code == 2
+    assert result.exit_code == 4
     assert json.loads(result.stdout)["outcome"] == "failed"
     assert "argus: error: audit failed: aggregate could not reach the database" in result.stderr
     assert "hunter2" not in result.output

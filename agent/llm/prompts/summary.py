@@ -13,6 +13,7 @@ window and rows step by step and is cut as a last resort.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +22,10 @@ from uuid import UUID
 from agent.ejson import decode
 from agent.errors import ArgusError
 from agent.history import HistoricalContext
+from agent.llm.options import RequestShape
 from agent.llm.prompts.digest import compact_json, field_line, interest, query_digest, stats_digest
 from agent.llm.prompts.system import system_prompt
-from agent.llm.tokens import estimate_messages, estimate_tokens
+from agent.llm.tokens import STATE_FACTOR, estimate_messages, estimate_tokens
 from agent.privacy import Masker, categorical_values
 from agent.state import AgentState
 from agent.tools.guard import filter_fields
@@ -102,15 +104,17 @@ class PromptBuilder:
 
     def build(self, state: AgentState, *, authored: set[int], critique: str | None = None,
               notes: Sequence[str] = (), tools: list[dict[str, Any]] | None = None,
-              response_format: dict[str, Any] | None = None) -> Prompt:
+              response_format: dict[str, Any] | None = None, shape: RequestShape | None = None) -> Prompt:
+        shape = shape or ("tools" if response_format is None else "json_schema")
         system = system_prompt(privacy=state.options.privacy, min_field_coverage=state.options.min_field_coverage,
-                               hybrid=self.hybrid, json_mode=response_format is not None)
+                               hybrid=self.hybrid, shape=shape)
         fixed = estimate_messages([{"role": "system", "content": system}, {"role": "user", "content": ""}],
                                   tools, response_format)
         available = self.budget - fixed
         if available < 300:
             raise ArgusError(f"the prompt budget of {self.budget} tokens leaves no room for the state summary "
                              f"(system prompt and tools take {fixed}); raise prompt_token_budget")
+        available = int(available / STATE_FACTOR)  # the parts below are measured in raw estimate_tokens
         masker = self.masker(state)
         self._remember(state, masker)
         stable = self._stable_part(state, masker, available)
@@ -253,7 +257,9 @@ class PromptBuilder:
             return ""
         if obs.kind == "result":
             if isinstance(obs.result, RunQueryResult):
-                return "# Last result\n" + query_digest(obs.result, masker, rows=rows, columns=6 * rows)
+                # Masked rows say little beyond the column summary: two of them show the shape of a document.
+                shown = rows if masker.mode == "full" else min(rows, 1)
+                return "# Last result\n" + query_digest(obs.result, masker, rows=shown, columns=6 * rows)
             if isinstance(obs.result, StatsResult):
                 return "# Last result\n" + stats_digest(obs.result, masker, rows=rows)
             if isinstance(obs.result, SchemaSampleResult):
@@ -286,6 +292,21 @@ def _touched(action_input: dict[str, Any], state: AgentState, message: str) -> l
     return list(dict.fromkeys(fields))[:5]
 
 
+_HIDDEN = "\u2063hidden:"  # marks a masked operand until it is rendered without quotes
+_HIDDEN_JSON = re.compile('"' + _HIDDEN + r'<?(.*?)>?"')
+
+
+def _mark_hidden(original: Any, masked: Any) -> Any:
+    """``masked`` with each operand the masker changed marked, so it renders as ``<kind>``, not a string."""
+    if isinstance(masked, dict) and isinstance(original, dict):
+        return {k: _mark_hidden(original.get(k), v) for k, v in masked.items()}
+    if isinstance(masked, list) and isinstance(original, list) and len(masked) == len(original):
+        return [_mark_hidden(o, m) for o, m in zip(original, masked, strict=True)]
+    if masked != original and isinstance(masked, str):
+        return _HIDDEN + masked
+    return masked
+
+
 def _input(tool: str, action_input: dict[str, Any], masker: Masker, *, own: bool) -> str:
     if own:
         return compact_json(action_input, 300)
@@ -294,8 +315,9 @@ def _input(tool: str, action_input: dict[str, Any], masker: Masker, *, own: bool
     shown = dict(action_input)
     for key in ("filter", "value_filter"):
         if isinstance(shown.get(key), dict):
-            shown[key] = masker.filter(shown[key])
-    return compact_json(shown, 300)
+            shown[key] = _mark_hidden(shown[key], masker.filter(shown[key]))
+    # {"$lt": <date>}: a hidden operand must not look like a string a model could copy into its own filter
+    return _HIDDEN_JSON.sub(lambda m: f"<{m.group(1)}>", compact_json(shown, 300))
 
 
 def _outcome(state: AgentState, i: int, records: list[Any], query: Any, seen: str | None) -> str:
@@ -309,7 +331,7 @@ def _outcome(state: AgentState, i: int, records: list[Any], query: Any, seen: st
             return f"conclusion refused: {(rec.critique or '')[:300]}" if rec.verdict == "FAIL" else "concluded"
     if query is not None:
         if query.matched_count is not None:
-            return f"matched {query.matched_count:,}"
+            return f"matched {query.matched_count:,}" + "".join(f" (hint: {h})" for h in query.hints)
         return seen or "done"
     if i == len(state.history) - 1 and state.last_observation is not None and state.last_observation.kind == "error":
         return "failed (see Last result)"

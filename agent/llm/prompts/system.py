@@ -6,6 +6,8 @@ runs with the same settings): providers cache it with the schema that follows it
 
 from __future__ import annotations
 
+from agent.llm.options import RequestShape
+from agent.llm.tools import answer_schema
 from agent.options import PrivacyMode
 from agent.tools.registry import TOOLS
 
@@ -20,16 +22,24 @@ _PRIVACY = {
 }
 
 
+def _answer(shape: RequestShape) -> str:
+    if shape == "tools":
+        return "Answer by calling exactly one tool per turn."
+    answer = ("Answer with one JSON object and nothing else: {\"reasoning\": \"...\", \"action\": \"<tool name>\", "
+              "\"action_input\": {...}} where action_input follows the tool's input")
+    if shape == "json_schema":
+        return answer + " described above."
+    return answer + f" schema, by tool name: {answer_schema()}"
+
+
 def system_prompt(*, privacy: PrivacyMode, min_field_coverage: float, hybrid: bool = False,
-                  json_mode: bool = False) -> str:
+                  shape: RequestShape = "tools") -> str:
     tools = "\n".join(f"- {spec.name}: {spec.purpose}" for spec in TOOLS.values())
     focus = ("The rule-based sweep has already run: its findings and checks are listed. Spend your turns on what "
              "rules cannot see: values that contradict other fields of the same document (cross_field), semantic "
              "formats (a code, unit or date written the wrong way for its meaning), and borderline or dismissed "
              "candidates worth a second look. Do not repeat the sweep's checks.\n" if hybrid else "")
-    answer = ("Answer with one JSON object and nothing else: {\"reasoning\": \"...\", \"action\": \"<tool name>\", "
-              "\"action_input\": {...}} where action_input follows the tool's input described above."
-              if json_mode else "Answer by calling exactly one tool per turn.")
+    answer = _answer(shape)
     return f"""You are Argus, a data-quality auditor of one MongoDB / Azure Cosmos DB collection. You investigate \
 with read-only tools, one step per turn, and commit only findings confirmed by an exact count over the whole \
 collection. You never modify data and never guess document values.
@@ -66,6 +76,9 @@ History: persistent patterns from earlier runs have been re-checked before you s
 marked as false positives unless their share has grown, and do not re-propose what the gates dismissed without \
 stronger evidence.
 
-Privacy mode {_PRIVACY[privacy]}.
+Privacy mode {_PRIVACY[privacy]}. In steps shown masked, <...> without quotes stands for a hidden value of \
+that kind (<date>, <2-digit number>): never copy it into a filter. Write your own literals in relaxed Extended JSON: \
+numbers as numbers, dates as {{"$date": "2024-01-01T00:00:00Z"}}; a date compared with a plain string matches \
+nothing.
 
 {answer}"""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +10,8 @@ import pytest
 
 from agent.errors import ArgusError
 from agent.llm.client import OpenAIChat, build_client
-from agent.llm.errors import LLMBudgetExhausted, LLMRejected, LLMUnavailable
-from agent.llm.local_server import LocalChatServer, error_reply, tool_reply
+from agent.llm.errors import LLMBudgetExhausted, LLMRejected, LLMTimeout, LLMUnavailable
+from agent.llm.local_server import LocalChatServer, drip_reply, error_reply, raw_reply, tool_reply
 from agent.llm.options import LLMOptions
 from agent.llm.tools import action_from
 from agent.llm.usage import DEFAULT_PRICES, LLMAccount, ModelPrice, price_for
@@ -74,18 +75,38 @@ def test_server_errors_back_off_exponentially_then_raise(chat_server: Any) -> No
     assert account.report().usage[0].failed_calls == 1
 
 
-def test_a_timeout_is_retried_and_the_next_answer_used(chat_server: Any) -> None:
+def test_a_timeout_is_not_retried_so_nothing_queues_behind_the_abandoned_call(chat_server: Any) -> None:
     server = chat_server([tool_reply("conclude", {}, delay_s=1.5), CALL])
     sleeps: list[float] = []
-    action = action_from(_chat(server, sleeps, timeout_s=0.3).complete(MESSAGES))
-    assert action.action == "run_query" and len(sleeps) == 1 and len(server.requests) == 2
+    account = LLMAccount()
+    with pytest.raises(LLMTimeout, match="did not"):
+        _chat(server, sleeps, account, timeout_s=0.3).complete(MESSAGES)
+    assert sleeps == [] and len(server.requests) == 1
+    [line] = account.report().usage
+    assert line.timed_out_calls == 1 and line.input_tokens > 0  # the server spent the prompt: counted
 
 
-def test_timeouts_every_time_raise_unavailable(chat_server: Any) -> None:
-    server = chat_server([], default=tool_reply("conclude", {}, delay_s=1.0))
-    with pytest.raises(LLMUnavailable, match="timeout"):
-        _chat(server, timeout_s=0.2, max_retries=1).complete(MESSAGES)
-    assert len(server.requests) == 2
+@pytest.mark.parametrize("reply", [tool_reply("conclude", {}, delay_s=5.0), drip_reply(0.5)],
+                         ids=["slow", "drips-a-byte-every-half-second"])  # a drip never lets a read time out
+def test_no_call_waits_past_the_runs_deadline(chat_server: Any, reply: Any) -> None:
+    server = chat_server([], default=reply)
+    account = LLMAccount()
+    deadline = time.monotonic() + 1.0
+    account.bind_deadline(lambda: deadline - time.monotonic())
+    started = time.monotonic()
+    with pytest.raises(LLMTimeout):
+        _chat(server, account=account, timeout_s=60.0).complete(MESSAGES)
+    assert time.monotonic() - started < 1.5 and len(server.requests) == 1
+
+
+def test_no_retry_sleeps_past_the_runs_deadline(chat_server: Any) -> None:
+    server = chat_server([error_reply(429, headers={"retry-after": "5"}), CALL])
+    account = LLMAccount()
+    account.bind_deadline(lambda: 2.0)
+    sleeps: list[float] = []
+    with pytest.raises(LLMUnavailable, match="429"):
+        _chat(server, sleeps, account).complete(MESSAGES)
+    assert sleeps == [] and len(server.requests) == 1
 
 
 def test_a_bad_key_is_not_retried_and_not_echoed(chat_server: Any) -> None:
@@ -162,3 +183,12 @@ def test_openai_without_a_key_says_which_variable_to_set(monkeypatch: pytest.Mon
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ArgusError, match="set OPENAI_API_KEY"):
         build_client(LLMOptions(model="gpt-4o-mini"))
+
+
+def test_a_200_whose_body_is_not_json_is_an_outage_not_a_crash(chat_server: Any) -> None:
+    server = chat_server([], default=raw_reply(b"<html>502 Bad Gateway</html>"))
+    sleeps: list[float] = []
+    with pytest.raises(LLMUnavailable, match="not a JSON chat completion"):
+        _chat(server, sleeps, max_retries=2).complete(MESSAGES)
+    assert len(server.requests) == 3 and len(sleeps) == 2
+

@@ -56,7 +56,7 @@ def test_a_malformed_answer_becomes_a_critique_in_the_next_prompt(make_target: A
     report = _audit(make_target(DOCS), server)
     assert report.outcome == "succeeded" and report.llm is not None and report.llm.invalid_answers == 1
     retry = server.requests[1].body["messages"][1]["content"]
-    assert "Your last answer was not a valid action: the answer is not valid JSON" in retry
+    assert "Your last answer was not a valid action: the answer is neither a tool call nor a JSON object" in retry
 
 
 def test_an_invalid_action_is_rejected_by_the_gate_and_its_critique_sent(make_target: Any, chat_server: Any) -> None:
@@ -89,7 +89,32 @@ def test_invalid_answers_count_towards_the_fallback(make_target: Any, chat_serve
     server = chat_server([], default=text_reply("no idea"))
     report = _audit(make_target(DOCS), server, fallback_after=3)
     assert report.outcome == "succeeded" and report.llm is not None
-    assert report.llm.invalid_answers == 3 and "not valid actions" in (report.llm.fallback or "")
+    assert report.llm.invalid_answers == 3
+    assert report.llm.fallback == "3 consecutive turns failed: 3 answers were no valid action"
+
+
+def test_the_raw_failed_answers_are_in_the_trace_of_the_step_that_followed(make_target: Any,
+                                                                           chat_server: Any) -> None:
+    server = chat_server([], default=text_reply("no idea"))
+    report = _audit(make_target(DOCS), server, fallback_after=3)
+    after = report.trace[1]
+    assert (after.proposed_by, after.failed_answers) == ("heuristic", ["no idea"] * 3)
+    assert report.trace[0].proposed_by == "heuristic"  # the sample is a fixed first step, no model call
+
+
+def test_the_trace_says_the_model_proposed_its_steps(make_target: Any, chat_server: Any) -> None:
+    report = _audit(make_target(DOCS), chat_server(SCRIPT))
+    assert [e.proposed_by for e in report.trace] == ["heuristic", "model", "model", "model", "model"]
+
+
+def test_invalid_answers_and_gate_rejections_are_counted_apart(make_target: Any, chat_server: Any) -> None:
+    premature = tool_reply("conclude", {"summary": "nothing to see"})  # the run gate wants coverage first
+    server = chat_server([text_reply("no idea"), premature, text_reply("still no idea")],
+                         default=text_reply("none"))
+    report = _audit(make_target(DOCS), server, fallback_after=3)
+    assert report.llm is not None
+    assert report.llm.fallback == "3 consecutive turns failed: 2 answers were no valid action and 1 action was " \
+                                  "rejected by the gates"
 
 
 def test_the_token_budget_ends_the_run_as_partial(make_target: Any, chat_server: Any) -> None:
@@ -211,3 +236,13 @@ def test_persistent_patterns_are_replayed_without_a_model_call(kind: str, make_t
                        historical_context=build_context(runs, {}))
     assert [e.action for e in report.trace][:3] == ["schema_sample", "run_query", "write_finding"]
     assert report.trace[2].outcome == "committed"
+
+
+def test_a_failed_answer_is_logged_without_its_values_even_in_full_privacy(make_target: Any, chat_server: Any,
+                                                                            capsys: Any) -> None:
+    leaky = text_reply('I would count "user7@mail.org" and the age 999 next.')
+    server = chat_server([leaky, *SCRIPT])
+    report = _audit(make_target(DOCS), server, options=AuditOptions(privacy="full"))
+    logged = capsys.readouterr().out
+    assert "llm_answer_invalid" in logged and "user7@mail.org" not in logged and "999" not in logged
+    assert report.trace[1].failed_answers == ['I would count "user7@mail.org" and the age 999 next.']
