@@ -12,7 +12,6 @@ loops on a reviewer it cannot satisfy.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any, Generic, Literal, TypeVar
 
@@ -24,6 +23,7 @@ from agent.gates.base import Gate
 from agent.llm.client import ChatModel
 from agent.llm.errors import LLMError, LLMUnsupported
 from agent.llm.prompts.digest import compact_json, field_line
+from agent.llm.tools import strip_fence
 from agent.privacy import Masker, categorical_values
 from agent.state import AgentAction, AgentState, EvaluationRecord, RuleResult, Verdict
 
@@ -33,7 +33,6 @@ log = structlog.get_logger("argus.gates.llm")
 
 S = TypeVar("S")
 _ORDER: dict[Verdict, int] = {"PASS": 0, "WARN": 1, "FAIL": 2}
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _VERDICT_FORMAT = {"type": "json_schema", "json_schema": {"name": "verdict", "schema": {
     "type": "object", "additionalProperties": False, "required": ["verdict", "critique"],
     "properties": {"verdict": {"type": "string", "enum": ["PASS", "WARN", "FAIL"]},
@@ -80,10 +79,8 @@ class _Reviewer:
 
 
 def _parse(text: str) -> tuple[Verdict, str]:
-    text = text.strip()
-    fenced = _FENCE.match(text)
     try:
-        data = json.loads(fenced.group(1) if fenced else text)
+        data = json.loads(strip_fence(text))
     except json.JSONDecodeError:
         raise ValueError("the verdict was not JSON") from None
     verdict = str(data.get("verdict", "")).upper() if isinstance(data, dict) else ""

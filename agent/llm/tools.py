@@ -26,7 +26,7 @@ from agent.state import AgentAction
 from agent.tools.registry import TOOLS
 
 __all__ = ["ANSWER_CHARS", "InvalidAnswer", "action_from", "answer_schema", "masked_answer", "response_format",
-           "tool_definitions"]
+           "strip_fence", "tool_definitions"]
 
 ANSWER_CHARS = 600  # of a failed answer kept in the trace and logs
 
@@ -127,18 +127,24 @@ def _action(name: str, arguments: dict[str, Any], reasoning: str) -> AgentAction
     return AgentAction(action=name, action_input=arguments, reasoning=text[:1000])
 
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 _NAMED = re.compile(r"^(?:functions\.)?([A-Za-z_][A-Za-z0-9_]*)\s*:?\s*(.*)$", re.DOTALL)
 _PREFIXES = ("[TOOL_CALLS]", "<|python_tag|>")
 
 
+def strip_fence(text: str) -> str:
+    r"""The body of a reply fenced as ```json … ```, else the reply, stripped. String operations, not a
+    regex: ``^```(?:json)?\s*(.*?)\s*```$`` took minutes on a reply of a few thousand spaces."""
+    text = text.strip()
+    if len(text) >= 6 and text.startswith("```") and text.endswith("```"):
+        body = text[3:-3]
+        return body.removeprefix("json").strip()
+    return text
+
+
 def _unwrap(content: str) -> str:
     """The JSON of a text answer, without code fences, tool-call tags or prefixes."""
-    text = content.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
+    text = strip_fence(content)
     tagged = _TAGGED.search(text)
     if tagged:
         text = tagged.group(1).strip()

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from agent.llm.client import Completion, ToolCall
-from agent.llm.tools import InvalidAnswer, action_from, tool_definitions
+from agent.llm.tools import InvalidAnswer, action_from, strip_fence, tool_definitions
 from agent.tools.registry import TOOLS
 
 
@@ -40,3 +40,14 @@ def test_a_json_action_in_text_is_read_for_servers_without_tools() -> None:
 def test_prose_is_an_invalid_answer() -> None:
     with pytest.raises(InvalidAnswer):
         action_from(Completion(content="Let me think about the email field."))
+
+
+@pytest.mark.parametrize(("reply", "body"), [
+    ('```json\n{"verdict": "PASS"}\n```', '{"verdict": "PASS"}'),
+    ('```{"a": 1}```', '{"a": 1}'),
+    ('  {"a": 1}  ', '{"a": 1}'),
+    ("```" + " " * 20_000 + "```", ""),           # a regex took minutes on a few thousand spaces
+    ("```json" + " " * 20_000 + "x", "```json" + " " * 20_000 + "x"),
+])
+def test_a_fenced_reply_is_unwrapped_in_one_linear_pass(reply: str, body: str) -> None:
+    assert strip_fence(reply) == body
