@@ -193,6 +193,9 @@ def _translated(operation: str) -> Iterator[None]:
     try:
         yield
     except mongo_errors.ExecutionTimeout as exc:
+        if _first_line(exc).startswith("operation would exceed time limit"):  # pymongo's own deadline passed
+            raise TargetUnavailable(f"{operation} got no answer within its time limit: the server is unreachable, "
+                                    f"not answering, or has no primary (pymongo retried until the limit)") from exc
         raise QueryTimeout(f"{operation} reached its server time limit (maxTimeMS, code {EXCEEDED_TIME_LIMIT} "
                            f"ExceededTimeLimit); narrow the query, or on Cosmos DB raise the provisioned throughput: "
                            f"its server-side retries of throttled requests end in this error") from exc
