@@ -9,7 +9,7 @@ sample (the documents drawn). Request units come from Cosmos DB's ``getLastReque
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -55,7 +55,7 @@ def is_selective(query: Mapping[str, Any] | None) -> bool:
     return not isinstance(value, Mapping) or set(value) <= {"$eq", "$in"}
 
 
-def pipeline_is_pass(pipeline: list[Mapping[str, Any]]) -> bool:
+def pipeline_is_pass(pipeline: Sequence[Mapping[str, Any]]) -> bool:
     """An aggregation visits the whole collection unless it starts with ``$sample`` or a selective ``$match``."""
     if not pipeline:
         return True

@@ -146,7 +146,8 @@ class AuditTarget:
         whether the server is Cosmos DB at all (MongoDB does not know the command)."""
         try:
             with pymongo.timeout(max(self._limit_ms(), 1) / 1000):
-                reply = self._collection.database.command("getLastRequestStatistics")
+                reply = self._collection.database.command("getLastRequestStatistics",
+                                                          read_preference=self._collection.read_preference)
         except mongo_errors.OperationFailure as exc:
             if exc.code != THROTTLED:  # a throttled probe says nothing about the server
                 self.ledger.server = "mongodb"

@@ -34,8 +34,8 @@ class ScriptedServer:
     empty answer. Every request is kept, in order, in ``received``.
     """
 
-    def __init__(self) -> None:
-        self.server = MockupDB(auto_ismaster={"maxWireVersion": 17, "minWireVersion": 0})
+    def __init__(self, **hello: Any) -> None:
+        self.server = MockupDB(auto_ismaster={"maxWireVersion": 17, "minWireVersion": 0, **hello})
         self.handlers: dict[str, Reply] = {}
         self.received: list[Any] = []
         self._stop = threading.Event()
@@ -259,3 +259,16 @@ def test_a_server_that_never_answers_ends_the_run_within_its_budget() -> None:
     assert report.outcome == "failed"
     assert "could not reach the database" in (report.error or "")
     assert elapsed < 3.0 + 1.5
+
+
+def test_reads_follow_the_read_preference_of_the_uri() -> None:
+    router = ScriptedServer(msg="isdbgrid")  # through mongos the driver states the preference on every read
+    uri = router.start()
+    try:
+        report = _audit(f"{uri}/?readPreference=secondaryPreferred",
+                        ScriptedPlanner([AgentAction(action="schema_sample"), _count({"qty": 1})]))
+    finally:
+        router.close()
+    reads = router.commands("aggregate") + router.commands("getLastRequestStatistics")
+    assert report.outcome == "succeeded" and len(reads) == 3
+    assert all(r.doc["$readPreference"] == {"mode": "secondaryPreferred"} for r in reads)
