@@ -184,3 +184,14 @@ def test_an_invalid_regex_is_a_tool_error_not_a_crash(make_target) -> None:  # t
 
     with pytest.raises(ToolError, match="failed in the database engine: error"):
         run_query(make_target([{"a": "x"}]), RunQueryInput(filter={"a": {"$regex": "("}}, limit=0))
+
+
+def test_an_in_memory_sample_is_drawn_without_sample_and_repeats_for_a_seed(make_collection) -> None:  # type: ignore[no-untyped-def]
+    collection = make_collection(_docs(500))
+    first = AuditTarget(collection, in_memory=True).sample(50)
+    again = AuditTarget(collection, in_memory=True).sample(50)
+    other = AuditTarget(collection, in_memory=True, sample_seed=7).sample(50)
+    assert [d["_id"] for d in first] == [d["_id"] for d in again] != [d["_id"] for d in other]
+    assert len({d["_id"] for d in first}) == 50
+    first[0]["a"] = "changed"  # a copy: the collection is untouched
+    assert collection.count_documents({"a": "changed"}) == 0
