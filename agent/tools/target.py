@@ -15,6 +15,7 @@ import copy
 import random
 import re
 import time
+import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -50,12 +51,13 @@ class AuditTarget:
     ``in_memory`` says the collection is mongomock's (files, demos): samples are then drawn in
     process instead of with ``$sample``, which mongomock answers by copying and shuffling every
     document. ``sleep`` waits between retries (tests pass a fake); ``sample_seed`` makes the
-    in-memory sample repeatable.
+    in-memory sample repeatable (default: from the namespace, so each run of a collection draws
+    the same documents while they stay, and two collections draw independently).
     """
 
     def __init__(self, collection: Any, *, connection_name: str = "default",
                  max_time_ms: int = DEFAULT_MAX_TIME_MS, in_memory: bool | None = None,
-                 sleep: Callable[[float], None] = time.sleep, sample_seed: int = 0) -> None:
+                 sleep: Callable[[float], None] = time.sleep, sample_seed: int | None = None) -> None:
         self._collection = collection
         self.connection_name = connection_name
         self.database = collection.database.name
@@ -64,7 +66,7 @@ class AuditTarget:
         self.in_memory = _is_mongomock(collection) if in_memory is None else in_memory
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
-        self._seed = sample_seed
+        self._seed = zlib.crc32(f"{self.database}.{self.name}".encode()) if sample_seed is None else sample_seed
         self._time_cap: Callable[[], int | None] = lambda: None
 
     def cap_time_with(self, remaining_ms: Callable[[], int | None]) -> None:

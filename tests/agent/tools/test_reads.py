@@ -190,7 +190,7 @@ def test_an_in_memory_sample_is_drawn_without_sample_and_repeats_for_a_seed(make
     collection = make_collection(_docs(500))
     first = AuditTarget(collection, in_memory=True).sample(50)
     again = AuditTarget(collection, in_memory=True).sample(50)
-    other = AuditTarget(collection, in_memory=True, sample_seed=7).sample(50)
+    other = AuditTarget(collection, in_memory=True, sample_seed=7).sample(50)  # the default seed is the namespace
     assert [d["_id"] for d in first] == [d["_id"] for d in again] != [d["_id"] for d in other]
     assert len({d["_id"] for d in first}) == 50
     first[0]["a"] = "changed"  # a copy: the collection is untouched
