@@ -66,6 +66,7 @@ class AuditTarget:
         self.in_memory = _is_mongomock(collection) if in_memory is None else in_memory
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
+        self._probing = not self.in_memory
         self._seed = zlib.crc32(f"{self.database}.{self.name}".encode()) if sample_seed is None else sample_seed
         self._time_cap: Callable[[], int | None] = lambda: None
 
@@ -139,7 +140,7 @@ class AuditTarget:
     def _record(self, kind: str, full_pass: bool, t0: float, *, error: str | None = None) -> None:
         record = OperationRecord(kind=kind, full_pass=full_pass and error is None,
                                  duration_ms=round((time.perf_counter() - t0) * 1000, 3), error=error)
-        if error is None and self.ledger.server in ("unknown", "cosmosdb"):
+        if error is None and self._probing and self.ledger.server in ("unknown", "cosmosdb"):
             record.request_charge = self._request_charge()
         self.ledger.record(record)
 
@@ -154,7 +155,10 @@ class AuditTarget:
             if exc.code != THROTTLED:  # a throttled probe says nothing about the server
                 self.ledger.server = "mongodb"
             return None
-        except Exception:  # unreachable now: the next operation reports it
+        except mongo_errors.PyMongoError:  # unreachable now: the next operation reports it
+            return None
+        except Exception:  # an engine that is no server at all (a wrapped mongomock): stop asking
+            self._probing = False
             return None
         charge = reply.get("RequestCharge") if isinstance(reply, Mapping) else None
         if not isinstance(charge, int | float):

@@ -237,8 +237,10 @@ def test_a_primary_that_stays_down_fails_the_run_with_a_clear_reason(wire: Scrip
     report = _audit(uri, ScriptedPlanner([AgentAction(action="schema_sample")]), [], time_budget_s=5.0)
 
     assert report.outcome == "failed"
-    assert report.error == "aggregate got no answer within its time limit: the server is unreachable, not " \
-                           "answering, or has no primary (pymongo retried until the limit)"
+    # Where the deadline strikes (a retried read, or the server selection before it) decides the wording.
+    assert report.error in ("aggregate got no answer within its time limit: the server is unreachable, not "
+                            "answering, or has no primary (pymongo retried until the limit)",
+                            "aggregate could not reach the database: ServerSelectionTimeoutError")
     assert time.monotonic() - started < 5.0 + 2.0
 
 
