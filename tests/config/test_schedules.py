@@ -162,3 +162,16 @@ def test_cron_day_of_month_or_weekday() -> None:
 
 def test_cron_macros() -> None:
     assert parse_cron("@daily") == parse_cron("0 0 * * *")
+
+
+def test_an_ru_budget_in_defaults_reaches_every_audit_and_a_schedule_overrides_it(tmp_path: Path) -> None:
+    text = GOOD.replace("  sample_size: 500\n", "  sample_size: 500\n  ru_budget: 5000\n", 1)
+    text = text.replace("    sample_size: 2000\n", "    sample_size: 2000\n    ru_budget: 250.5\n")
+    loaded = load_schedules(_write(tmp_path, text))
+    assert loaded.schedules["orders"].settings.audit_options().ru_budget == 5000
+    assert loaded.schedules["prod-orders"].settings.audit_options().ru_budget == 250.5
+
+
+def test_an_ru_budget_must_be_positive(tmp_path: Path) -> None:
+    problems = _problems(tmp_path, GOOD.replace("  sample_size: 500\n", "  sample_size: 500\n  ru_budget: 0\n", 1))
+    assert len(problems) == 1 and "defaults.ru_budget" in problems[0]
