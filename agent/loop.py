@@ -34,6 +34,7 @@ from agent.privacy import Masker, categorical_values
 from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord
 from agent.tools import get_stats, run_query, schema_sample
+from agent.tools.accounting import DatabaseCost
 from agent.tools.guard import filter_fields
 from agent.tools.models import (
     GetStatsInput,
@@ -124,6 +125,7 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
                 raise _Stop("time_budget")
             if should_stop is not None and should_stop():
                 raise _Stop("interrupted")
+            _check_ru_budget(target, options.ru_budget)
             try:
                 entry = _step(state, target, planner, gates)
             finally:
@@ -145,11 +147,18 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
-                           llm=llm, note=note)
+                           llm=llm, note=note, database_cost=target.cost())
     report = report.model_copy(update={"health": health, "notes": [*report.notes, *health_notes]})
     log.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
              findings=len(report.findings), duration_s=round(report.duration_s, 3))
     return report
+
+
+def _check_ru_budget(target: AuditTarget, budget: float | None) -> None:
+    spent = target.ledger.request_units
+    if budget is not None and spent is not None and spent >= budget:
+        raise _Stop("ru_budget", note=f"Cosmos DB request unit budget of {budget:g} RU is spent ({spent:g} RU): "
+                                      f"the run ended before the audit concluded")
 
 
 def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateSet) -> TraceEntry:
@@ -307,7 +316,8 @@ def _commit_finding(state: AgentState, proposed: ProposedAction, gates: GateSet,
 
 def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], *, started_at: Any,
                   finished_at: Any, duration_s: float, outcome: Outcome, reason: TerminationReason,
-                  error: str | None, llm: LLMAccount | None = None, note: str | None = None) -> AuditReport:
+                  error: str | None, llm: LLMAccount | None = None, note: str | None = None,
+                  database_cost: DatabaseCost | None = None) -> AuditReport:
     # The privacy boundary: what the report (and so the store, /runs, alerts) may hold of documents.
     masker = Masker(state.options.privacy, categorical_values(state.schema))
     findings = [masker.finding(f) for f in state.findings]
@@ -319,12 +329,16 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         notes.append(f"time budget of {state.options.time_budget_s:g}s ran out before the audit concluded")
     elif reason == "interrupted":
         notes.append("the daemon shut down before the audit concluded")
-    elif reason == "llm_budget" and note:
+    elif reason in ("llm_budget", "ru_budget") and note:
         notes.append(note)
     if llm is not None:
         if reason == "llm_budget" and note:
             llm.summary.budget_exhausted = note
         notes += [n for n in llm.notes() if n not in notes]
+    cost = database_cost or DatabaseCost()
+    if cost.throttled:
+        notes.append(f"the server throttled {cost.throttled} request(s) (code 16500, TooManyRequests); "
+                     f"Argus waited as asked and retried")
     fields = state.auditable_fields()
     report = AuditReport(
         run_id=state.run_id, connection=state.connection_name, database=state.database,
@@ -336,6 +350,7 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         findings=findings, dismissed_findings=dismissed, trace=[masker.trace_entry(e) for e in trace],
         evaluations=state.evaluation_records, token_usage=llm.total if llm else state.total_usage,
         cost_usd=round(llm.cost_usd, 6) if llm else 0.0, llm=llm.report() if llm else None, notes=notes,
+        database_cost=cost,
     )
     # Replay needs the evidence as it was run: kept in memory only, for the next run in this process.
     report.replay_evidence.update({raw.id: raw.evidence_query for raw, written in zip(state.findings, findings,

@@ -25,5 +25,7 @@ class AuditOptions(BaseModel):
                                       description="share of sampled fields a query must touch before conclude")
     critical_min_share: float = Field(0.01, ge=0.0, le=1.0, description="critical needs at least this share affected")
     privacy: PrivacyMode = "shapes"
+    ru_budget: float | None = Field(None, gt=0, description="Cosmos DB request units per run before it ends as "
+                                                             "partial (reason ru_budget); None: unlimited")
     fail_on: Severity | None = Severity.HIGH
     health: HealthOptions = Field(default_factory=HealthOptions)

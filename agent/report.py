@@ -17,6 +17,7 @@ from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
 from agent.secrets import SECRETS
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, Verdict
+from agent.tools.accounting import DatabaseCost
 from agent.tools.registry import ActionName
 
 __all__ = ["ARGUS_VERSION", "AuditReport", "Outcome", "TerminationReason", "TraceEntry"]
@@ -27,7 +28,8 @@ except PackageNotFoundError:  # running from a source tree without installing
     ARGUS_VERSION = "0.0.0+source"
 
 Outcome = Literal["succeeded", "partial", "failed"]
-TerminationReason = Literal["concluded", "iteration_budget", "time_budget", "llm_budget", "interrupted", "error"]
+TerminationReason = Literal["concluded", "iteration_budget", "time_budget", "llm_budget", "ru_budget", "interrupted",
+                            "error"]
 
 
 class TraceEntry(BaseModel):
@@ -86,6 +88,9 @@ class AuditReport(BaseModel):
     cost_usd: float = 0.0
     llm: LLMSummary | None = Field(None, description="model calls per purpose and model, fallback, budgets; "
                                                      "None for a run without a language model")
+    database_cost: DatabaseCost = Field(default_factory=DatabaseCost,
+                                        description="operations sent to the audited database, passes, documents "
+                                                    "examined, throttles, Cosmos DB request units")
     notes: list[str] = Field(default_factory=list)
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
     health: HealthSnapshot | None = Field(None, description="the collection's volume, freshness and field shares, "

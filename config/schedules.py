@@ -280,6 +280,7 @@ class AuditSettings(_Model):
     max_iterations: int = Field(200, ge=1)
     time_budget: timedelta = Field(timedelta(minutes=5))
     max_time_ms: int = Field(10_000, ge=1)
+    ru_budget: float | None = Field(None, gt=0, description="Cosmos DB request units per run (partial past it)")
     fail_on: Severity = Severity.HIGH
     privacy: PrivacyMode = "shapes"
     enabled: bool = True
@@ -296,7 +297,7 @@ class AuditSettings(_Model):
     def audit_options(self) -> AuditOptions:
         return AuditOptions(sample_size=self.sample_size, max_iterations=self.max_iterations,
                             time_budget_s=self.time_budget.total_seconds(), max_time_ms=self.max_time_ms,
-                            privacy=self.privacy, fail_on=self.fail_on,
+                            privacy=self.privacy, fail_on=self.fail_on, ru_budget=self.ru_budget,
                             health=(self.health or HealthSettings()).options())
 
 
@@ -342,6 +343,7 @@ class Schedule(_Model):
     max_iterations: int | None = Field(None, ge=1)
     time_budget: timedelta | None = None
     max_time_ms: int | None = Field(None, ge=1)
+    ru_budget: float | None = Field(None, gt=0)
     fail_on: Severity | None = None
     privacy: PrivacyMode | None = None
     enabled: bool | None = None

@@ -72,6 +72,16 @@ class Metrics:
                                       ["schedule"], registry=r)
         self.tokens = Counter("argus_llm_tokens", "LLM tokens used", ["schedule", "model", "kind"], registry=r)
         self.cost = Counter("argus_llm_cost_usd", "LLM cost in US dollars", ["schedule", "model"], registry=r)
+        self.request_units = Counter("argus_db_request_units", "Cosmos DB request units charged for audits' reads",
+                                     ["schedule"], registry=r)
+        self.throttled = Counter("argus_db_throttled", "Reads the audited server throttled (16500) and Argus retried",
+                                 ["schedule"], registry=r)
+        self.db_passes = Counter("argus_db_passes", "Reads that visited the whole audited collection", ["schedule"],
+                                 registry=r)
+        self.db_queries = Counter("argus_db_queries", "Operations sent to the audited collection", ["schedule"],
+                                  registry=r)
+        self.db_documents = Counter("argus_db_documents_examined", "Documents the audits' reads visited, where known",
+                                    ["schedule"], registry=r)
         self.last_success = Gauge("argus_last_success_timestamp_seconds", "When the schedule last succeeded",
                                   ["schedule"], registry=r)
         self.last_run = Gauge("argus_last_run_timestamp_seconds", "When the schedule last finished, any outcome",
@@ -147,6 +157,11 @@ class Metrics:
                     self.tokens.labels(schedule, model, kind).inc(value)
             if cost:
                 self.cost.labels(schedule, model).inc(cost)
+        db = report.database_cost
+        for counter, amount in ((self.request_units, db.request_units or 0.0), (self.throttled, db.throttled),
+                                (self.db_passes, db.passes), (self.db_queries, db.queries_sent),
+                                (self.db_documents, db.documents_examined)):
+            counter.labels(schedule).inc(amount)
 
         self._observe_health(schedule, report)
 

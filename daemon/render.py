@@ -65,6 +65,11 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
                       f"({usage.cached_tokens:,} cached) · ${report.cost_usd:.4f}", highlight=False)
     if report.health is not None:
         console.print(f"health {_health_line(report.health)}", highlight=False)
+    cost = report.database_cost
+    ru = f" · {cost.request_units:,.1f} RU" if cost.request_units is not None else ""
+    throttled = f" · {cost.throttled} throttled" if cost.throttled else ""
+    console.print(f"database {cost.queries_sent} queries · {cost.passes} passes over the collection · "
+                  f"{cost.documents_examined:,} documents examined{ru}{throttled}", highlight=False)
     if report.diff is not None:
         console.print(f"changes {_diff_line(report.diff)}", highlight=False)
     if report.error:

@@ -250,12 +250,19 @@ class Daemon:
             mem = self.runner.last_reports.get(name)
             last_run: dict[str, Any] | None = None
             if mem is not None and (last is None or mem.started_at >= last.started_at):
+                db = mem.database_cost
                 last_run = {"run_id": str(mem.run_id), "outcome": mem.outcome, "started_at": mem.started_at.isoformat(),
                             "finished_at": mem.finished_at.isoformat(), "findings": len(mem.findings),
-                            "error": mem.error}
+                            "error": mem.error,
+                            "database_cost": {"queries_sent": db.queries_sent, "passes": db.passes,
+                                              "documents_examined": db.documents_examined,
+                                              "throttled": db.throttled, "request_units": db.request_units}}
             elif last is not None:
                 last_run = {"run_id": str(last.id), "outcome": last.outcome, "started_at": last.started_at.isoformat(),
-                            "findings": last.findings, "error": last.error}
+                            "findings": last.findings, "error": last.error,
+                            "database_cost": {"queries_sent": last.queries_sent, "passes": last.passes,
+                                              "documents_examined": last.documents_examined,
+                                              "throttled": last.throttled, "request_units": last.request_units}}
             nxt = next_runs.get(name)
             rows.append({"name": name, "connection": s.connection, "database": s.database,
                          "collection": s.collection, "enabled": s.enabled, "trigger": s.trigger.describe(),

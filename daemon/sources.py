@@ -42,7 +42,7 @@ def load_jsonl(path: str | Path, *, collection: str | None = None, database: str
     is given. Errors name the file and line. ``client`` lets several files share one database.
     """
     coll = _load_collection(Path(path), collection, database, client)
-    return AuditTarget(coll, connection_name=connection_name, max_time_ms=max_time_ms)
+    return AuditTarget(coll, connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
 
 
 def _load_collection(file: Path, collection: str | None, database: str, client: Any | None) -> Any:
@@ -166,7 +166,7 @@ class SourceCache:
             if cached is None or cached[0] != version:
                 cached = (version, _load_collection(path, collection, database, None))
                 self._files[key] = cached
-        return AuditTarget(cached[1], connection_name=connection_name, max_time_ms=max_time_ms)
+        return AuditTarget(cached[1], connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
 
     def close(self) -> None:
         with self._lock:

@@ -1,4 +1,4 @@
-"""``schema_sample``: sample the collection with ``$sample`` and profile its implicit schema."""
+"""``schema_sample``: sample the collection (``$sample`` on a server) and profile its implicit schema."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def schema_sample(target: AuditTarget, params: SchemaSampleInput) -> SchemaSampl
     """
     pipeline = [{"$sample": {"size": params.sample_size}}]
     check_pipeline(pipeline)
-    documents = target.aggregate(pipeline)
+    documents = target.sample(params.sample_size)  # the same $sample on a server; drawn in process in memory
     size = target.estimated_document_count()
     fields, truncated, dropped = profile_documents(documents)
     return SchemaSampleResult(

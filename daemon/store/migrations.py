@@ -174,6 +174,13 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         check (fingerprint is not null or collection is not null or category is not null)
     );
     """),
+    (4, "what each run cost the audited database", """
+    alter table runs add column queries_sent integer not null default 0;
+    alter table runs add column passes integer not null default 0;
+    alter table runs add column documents_examined bigint not null default 0;
+    alter table runs add column throttled integer not null default 0;
+    alter table runs add column request_units double precision;
+    """),
     (10, "collection health per run; 'expected' labels for anomalies", """
     -- One row per run that measured its collection (agent.health); pruned with its run.
     create table run_health (

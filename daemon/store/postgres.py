@@ -73,6 +73,11 @@ class RunSummary(BaseModel):
     findings: int
     new: int
     resolved: int
+    queries_sent: int = 0
+    passes: int = 0
+    documents_examined: int = 0
+    throttled: int = 0
+    request_units: float | None = None
 
 
 class Label(BaseModel):
@@ -208,7 +213,7 @@ class PostgresStore:
                           r.planner, r.model, r.started_at, r.duration_s, r.outcome, r.termination_reason, r.error,
                           (select count(*) from findings f where f.run_id = r.id) as findings,
                           (select count(*) from findings f where f.run_id = r.id and f.diff_status = 'new') as new,
-                          0 as resolved
+                          0 as resolved, r.queries_sent, r.passes, r.documents_examined, r.throttled, r.request_units
                    from runs r where r.schedule is not null order by r.schedule, r.started_at desc""").fetchall()
         return {r["schedule"]: RunSummary.model_validate(r) for r in rows}
 
@@ -247,17 +252,20 @@ class PostgresStore:
 
     def _insert(self, conn: psycopg.Connection[Any], report: AuditReport) -> None:
         usage = report.token_usage
+        db = report.database_cost
         conn.execute(
             """insert into runs (id, connection, database, collection, schedule, planner, model, started_at,
                    finished_at, duration_s, outcome, termination_reason, error, iterations, documents_sampled,
                    collection_size, input_tokens, output_tokens, cached_tokens, cost_usd, report, scheduled_for,
-                   replica)
-               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                   replica, queries_sent, passes, documents_examined, throttled, request_units)
+               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+                       %s, %s, %s, %s, %s)""",
             (report.run_id, report.connection, report.database, report.collection, report.schedule, report.planner,
              report.model, report.started_at, report.finished_at, report.duration_s, report.outcome,
              report.termination_reason, report.error, report.iterations, report.documents_sampled,
              report.collection_size, usage.input_tokens, usage.output_tokens, usage.cached_tokens, report.cost_usd,
-             Jsonb(report.model_dump(mode="json")), report.scheduled_for, report.replica))
+             Jsonb(report.model_dump(mode="json")), report.scheduled_for, report.replica,
+             db.queries_sent, db.passes, db.documents_examined, db.throttled, db.request_units))
         if report.health is not None:
             h = report.health
             conn.execute(

@@ -179,3 +179,16 @@ def test_a_health_typo_names_its_line_and_key(tmp_path: Path) -> None:
     text = GOOD.replace("  labels: {team: data}\n", "  labels: {team: data}\n  health: {min_histroy: 3}\n")
     assert "schedules.yaml:11 defaults.health.min_histroy: unknown key (did you mean 'min_history'?)" in \
         _problems(tmp_path, text)
+
+
+def test_an_ru_budget_in_defaults_reaches_every_audit_and_a_schedule_overrides_it(tmp_path: Path) -> None:
+    text = GOOD.replace("  sample_size: 500\n", "  sample_size: 500\n  ru_budget: 5000\n", 1)
+    text = text.replace("    sample_size: 2000\n", "    sample_size: 2000\n    ru_budget: 250.5\n")
+    loaded = load_schedules(_write(tmp_path, text))
+    assert loaded.schedules["orders"].settings.audit_options().ru_budget == 5000
+    assert loaded.schedules["prod-orders"].settings.audit_options().ru_budget == 250.5
+
+
+def test_an_ru_budget_must_be_positive(tmp_path: Path) -> None:
+    problems = _problems(tmp_path, GOOD.replace("  sample_size: 500\n", "  sample_size: 500\n  ru_budget: 0\n", 1))
+    assert len(problems) == 1 and "defaults.ru_budget" in problems[0]

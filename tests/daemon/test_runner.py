@@ -175,3 +175,23 @@ def test_readiness_ping_answers_quickly_when_the_database_is_down(tmp_path: Path
         assert time.monotonic() - t0 < 1.5   # a probe with a 1 s timeout still gets an answer
     finally:
         down.close()
+
+
+def test_a_run_stores_and_exports_what_it_cost_the_database(store: PostgresStore, pg_dsn: str,
+                                                            schedules: ScheduleSet, tmp_path: Path) -> None:
+    runner = _runner(store, tmp_path)
+    report = runner.run(schedules, "orders", scheduled_at=AT)
+    assert report is not None
+    cost = report.database_cost
+    assert cost.server == "memory" and cost.request_units is None
+    assert cost.passes >= 1 and cost.queries_sent == len(cost.operations) > cost.passes
+    assert cost.documents_examined == cost.passes * 200 + report.documents_sampled
+    with psycopg.connect(pg_dsn) as conn:
+        stored = conn.execute("select queries_sent, passes, documents_examined, throttled, request_units "
+                              "from runs").fetchone()
+    assert stored == (cost.queries_sent, cost.passes, cost.documents_examined, 0, None)
+    assert store.last_runs_by_schedule()["orders"].passes == cost.passes
+    metrics = runner.metrics
+    assert metrics.sample("argus_db_passes_total", {"schedule": "orders"}) == cost.passes
+    assert metrics.sample("argus_db_queries_total", {"schedule": "orders"}) == cost.queries_sent
+    assert metrics.sample("argus_db_request_units_total", {"schedule": "orders"}) == 0.0

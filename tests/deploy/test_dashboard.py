@@ -110,3 +110,12 @@ def test_an_alerts_row_reads_the_alert_delivery_metrics(dashboard: dict[str, Any
     read = {m for p in below for e in _exprs(p) for m in metric_names(e)}
     assert read == ALERT_METRICS
     assert all("sum by (channel)" in e for p in below for e in _exprs(p) if "_total" in e)
+
+
+def test_request_units_and_passes_per_day_per_schedule(dashboard: dict[str, Any]) -> None:
+    [units] = _find(dashboard, "argus_db_request_units_total")
+    assert units["interval"] == "1d"
+    assert _exprs(units)[0].startswith("sum by (schedule) (increase(argus_db_request_units_total{")
+    [cost] = _find(dashboard, "argus_db_passes_total")
+    assert {m for e in _exprs(cost) for m in metric_names(e)} == {
+        "argus_db_passes_total", "argus_db_documents_examined_total", "argus_db_throttled_total"}

@@ -185,3 +185,14 @@ def test_an_invalid_regex_is_refused_before_it_is_sent(make_target) -> None:  # 
     with pytest.raises(QueryRefused, match=r"\$regex in a filter is refused: the pattern is not a valid regular "
                                            r"expression \(missing \), unterminated subpattern\)"):
         run_query(make_target([{"a": "x"}]), RunQueryInput(filter={"a": {"$regex": "("}}, limit=0))
+
+
+def test_an_in_memory_sample_is_drawn_without_sample_and_repeats_for_a_seed(make_collection) -> None:  # type: ignore[no-untyped-def]
+    collection = make_collection(_docs(500))
+    first = AuditTarget(collection, in_memory=True).sample(50)
+    again = AuditTarget(collection, in_memory=True).sample(50)
+    other = AuditTarget(collection, in_memory=True, sample_seed=7).sample(50)  # the default seed is the namespace
+    assert [d["_id"] for d in first] == [d["_id"] for d in again] != [d["_id"] for d in other]
+    assert len({d["_id"] for d in first}) == 50
+    first[0]["a"] = "changed"  # a copy: the collection is untouched
+    assert collection.count_documents({"a": "changed"}) == 0
