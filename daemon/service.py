@@ -152,11 +152,14 @@ class Daemon:
             woke = self._reload.wait(self.settings.reload_poll_s)
             if self._stop.is_set():
                 return
-            if woke:
-                self._reload.clear()
-                self.reload("SIGHUP")
-            elif self._stat() != self._file_version:
-                self.reload("file changed")
+            try:
+                if woke:
+                    self._reload.clear()
+                    self.reload("SIGHUP")
+                elif self._stat() != self._file_version:
+                    self.reload("file changed")
+            except Exception as exc:  # the watcher outlives any failure: the next edit or SIGHUP is still seen
+                log.error("schedules_watch_failed", error=type(exc).__name__)
 
     def reload(self, why: str) -> bool:
         """Apply the schedules file if it is valid; otherwise keep the last good schedules."""
@@ -164,18 +167,29 @@ class Daemon:
         try:
             new = load_schedules(self.schedules_path)
         except ScheduleError as exc:
-            self.metrics.reload_errors.inc()
-            self.metrics.reloads.labels("invalid").inc()
-            self._last_reload.update(error=exc.problems, error_at=self.clock.now().isoformat())
-            log.error("schedules_invalid", why=why, problems=exc.problems, kept=len(self._current().schedules))
-            return False
-        if new.digest == self._current().digest:
+            return self._reload_failed(why, exc.problems)
+        except Exception as exc:  # a loader bug must not pass for "unchanged": report it like an invalid file
+            return self._reload_failed(why, [f"{self.schedules_path}: cannot load: {type(exc).__name__}"])
+        if new.digest == self._current().digest:  # e.g. a broken edit reverted: the error is over
+            if self._last_reload["error"] is not None:
+                self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
+                log.info("schedules_loaded", why=why, unchanged=True)
             return True
-        changes = self._apply(new)
+        try:
+            changes = self._apply(new)
+        except Exception as exc:  # e.g. a trigger the scheduler cannot compute
+            return self._reload_failed(why, [f"{self.schedules_path}: cannot apply: {type(exc).__name__}: {exc}"])
         self.metrics.reloads.labels("ok").inc()
         self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
         log.info("schedules_loaded", why=why, **changes)
         return True
+
+    def _reload_failed(self, why: str, problems: list[str]) -> bool:
+        self.metrics.reload_errors.inc()
+        self.metrics.reloads.labels("invalid").inc()
+        self._last_reload.update(error=problems, error_at=self.clock.now().isoformat())
+        log.error("schedules_invalid", why=why, problems=problems, kept=len(self._current().schedules))
+        return False
 
     def _apply(self, schedules: ScheduleSet) -> dict[str, list[str]]:
         self.runner.alerts = AlertPolicy.of(schedules)
