@@ -34,7 +34,7 @@ from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.metrics import Metrics
 from daemon.sources import SourceCache
-from daemon.spool import Spool
+from daemon.spool import Spool, storable
 from daemon.store import CollectionRef, PostgresStore, StoreError, StoreUnavailable
 from daemon.triggers import slot_of
 
@@ -119,6 +119,10 @@ class ScheduleRunner:
             self.metrics.store_errors.labels("lock").inc()
             self._skip(name, "store_unavailable", str(exc))
             return None
+        except Exception as exc:  # never into the scheduler: APScheduler would only print it
+            log.error("trigger_crashed", schedule=name, run_id=str(run_id), error=type(exc).__name__,
+                      where=traceback.format_exc(limit=-1).strip().splitlines()[-1][:200])
+            return None
         bound.info("trigger_done", run_id=str(report.run_id), outcome=report.outcome, findings=len(report.findings))
         return report
 
@@ -188,17 +192,48 @@ class ScheduleRunner:
     # --- reports -------------------------------------------------------------------------------
 
     def finish(self, schedule: str, report: AuditReport) -> None:
-        """Spool the report durably, count it, and try to store everything spooled."""
-        self.spool.put(report)
-        self.metrics.observe_report(schedule, report)
+        """Count the report, spool it durably, and try to store everything spooled. Never raises:
+        a report that cannot be spooled is stored directly, and a failure is logged, not lost."""
         with self._lock:
             self.last_reports[schedule] = report
-        self.drain()
+        try:
+            self.metrics.observe_report(schedule, report)
+        except Exception as exc:  # metrics are not worth a report
+            log.error("report_not_counted", run_id=str(report.run_id), error=type(exc).__name__)
+        try:
+            self.spool.put(report)
+        except Exception as exc:  # a full or read-only disk: the database may still take it
+            log.error("report_not_spooled", run_id=str(report.run_id), error=type(exc).__name__,
+                      spool=str(self.spool.directory))
+            self._store_unspooled(report)
+        try:
+            self.drain()
+            if self.spool.holds(report.run_id):  # counted once here, not at every retry of the drain
+                self.metrics.spooled.inc()
+        except Exception as exc:
+            log.error("spool_drain_failed", error=type(exc).__name__)
 
-    def drain(self) -> int:
+    def _store_unspooled(self, report: AuditReport) -> None:
+        try:
+            self._stored(self.store.save_report(storable(report), growth_factor=self.settings.growth_factor,
+                                                alerts=self.alerts, now=self.clock.now()))
+        except Exception as exc:
+            log.error("report_lost", run_id=str(report.run_id), outcome=report.outcome, error=type(exc).__name__)
+
+    def _stored(self, stored: AuditReport) -> None:
+        self.stored.set()
+        if stored.schedule:
+            self.metrics.observe_diff(stored.schedule, stored)
+            with self._lock:
+                if self.last_reports.get(stored.schedule, stored).run_id == stored.run_id:
+                    self.last_reports[stored.schedule] = stored
+
+    def drain(self, *, wait_s: float = 0.0) -> int:
         """Store spooled reports in order; stop at the first the database cannot take. Returns
-        how many reports remain spooled."""
-        if not self._drain_lock.acquire(blocking=False):
+        how many reports remain spooled. With ``wait_s`` (shutdown), wait that long for a drain
+        another thread is doing, then drain what is left."""
+        got = self._drain_lock.acquire(timeout=wait_s) if wait_s > 0 else self._drain_lock.acquire(blocking=False)
+        if not got:
             return len(self.spool)  # another thread is draining; it will take ours too
         try:
             for path in self.spool.pending():
@@ -209,7 +244,6 @@ class ScheduleRunner:
                     stored = self.store.save_report(report, growth_factor=self.settings.growth_factor,
                                                     alerts=self.alerts, now=self.clock.now())
                 except StoreUnavailable as exc:
-                    self.metrics.spooled.inc()
                     self.metrics.store_errors.labels("save").inc()
                     log.warning("report_spooled", run_id=str(report.run_id), spooled=len(self.spool), error=str(exc))
                     break
@@ -219,12 +253,7 @@ class ScheduleRunner:
                     self.spool.set_aside(path)
                     continue
                 self.spool.remove(path)
-                self.stored.set()
-                if stored.schedule:
-                    self.metrics.observe_diff(stored.schedule, stored)
-                    with self._lock:
-                        if self.last_reports.get(stored.schedule, stored).run_id == stored.run_id:
-                            self.last_reports[stored.schedule] = stored
+                self._stored(stored)
             return len(self.spool)
         finally:
             self._drain_lock.release()

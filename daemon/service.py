@@ -44,6 +44,7 @@ log = structlog.get_logger("argus.daemon")
 _MAINTENANCE_S = 5.0
 _PRUNE_EVERY_S = 3600.0
 _READY_CACHE_S = 2.0
+_FINAL_DRAIN_WAIT_S = 30.0  # a worker storing a big report holds the drain lock meanwhile
 
 
 class Daemon:
@@ -67,7 +68,18 @@ class Daemon:
     # --- start -----------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Load the schedules (raises ScheduleError if invalid), open the store, start everything."""
+        """Bind the HTTP port (raises OSError naming the address), load the schedules (raises
+        ScheduleError if invalid), open the store, start everything. Nothing runs before the bind."""
+        self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
+                               run=self.run_view)
+        try:
+            self._start()
+        except BaseException:
+            self.http.stop()
+            raise
+
+    def _start(self) -> None:
+        assert self.http is not None
         schedules = load_schedules(self.schedules_path)
         self._file_version = self._stat()
         self.store = self._open_store()
@@ -87,8 +99,6 @@ class Daemon:
         self.metrics.reloads.labels("ok").inc()
         self._last_reload["ok_at"] = self.clock.now().isoformat()
         self.scheduler.start()
-        self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
-                               run=self.run_view)
         self.http.start()
         for name, target in (("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
                              ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))):
@@ -337,7 +347,7 @@ class Daemon:
                                                            "interrupted at shutdown while a query was running",
                                                            reason="interrupted")
                         self.runner.finish(p.schedule, report)
-        left = self.runner.drain()
+        left = self.runner.drain(wait_s=_FINAL_DRAIN_WAIT_S)
         if left:
             log.warning("shutdown_with_spooled_reports", spooled=left, spool=str(self.spool.directory))
         with contextlib.suppress(StoreError):
