@@ -2,7 +2,10 @@
 
 1. Take the schedule's advisory lock in PostgreSQL (another replica holds it: skip; the database
    cannot be reached: skip, never run without the lock).
-2. Claim the trigger's slot, so a firing seen by several replicas runs once.
+2. Claim the trigger's slot, so a firing seen by several replicas runs once. The claim is a
+   lease the running audit renews (``heartbeat``); a claim whose run was never stored and whose
+   owner is gone (its lease ran out, or its process on this host no longer exists) is a lost
+   run: it is stored as failed, saying so, and the firing runs again.
 3. Audit with the schedule's settings and the collection's history.
 4. Spool the report, then store it (in order, idempotently); metrics follow the stored diff.
 
@@ -17,7 +20,7 @@ import socket
 import threading
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -35,16 +38,23 @@ from daemon.alerts.policy import AlertPolicy
 from daemon.metrics import Metrics
 from daemon.sources import SourceCache
 from daemon.spool import Spool, storable
-from daemon.store import CollectionRef, PostgresStore, StoreError, StoreUnavailable
+from daemon.store import LOST_RUN, CollectionRef, PostgresStore, StoreError, StoreUnavailable, TriggerClaim
 from daemon.triggers import slot_of
 
-__all__ = ["Progress", "ScheduleRunner", "replica_name"]
+__all__ = ["CLAIM_LEASE_S", "Progress", "ScheduleRunner", "replica_name"]
 
 log = structlog.get_logger("argus.runner")
 
 
+CLAIM_LEASE_S = 60.0  # a running audit renews its claim every few seconds; one not renewed this long is lost
+
+
 def replica_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _host(replica: str) -> str:
+    return replica.rpartition(":")[0]
 
 
 @dataclass
@@ -91,6 +101,7 @@ class ScheduleRunner:
         self.last_reports: dict[str, AuditReport] = {}
         self._lock = threading.Lock()
         self._drain_lock = threading.Lock()
+        self._lost_recorded: set[UUID] = set()
         self._idle = threading.Condition(self._lock)
 
     # --- a trigger -----------------------------------------------------------------------------
@@ -110,8 +121,8 @@ class ScheduleRunner:
                     return None
                 if scheduled_at is not None:
                     slot = slot_of(schedule.trigger, scheduled_at)
-                    if not self.store.claim_trigger(name, slot, self.replica, run_id):
-                        self._skip(name, "already_ran", "another replica ran this trigger")
+                    held = self.store.claim_trigger(name, slot, self.replica, run_id, lease_s=CLAIM_LEASE_S)
+                    if held is not None and not self._take_over(schedules, held, run_id):
                         return None
                     self.metrics.lateness.observe(max((now - scheduled_at).total_seconds(), 0.0))
                 report = self._audit(schedules, schedule, scheduled_at, run_id)
@@ -125,6 +136,84 @@ class ScheduleRunner:
             return None
         bound.info("trigger_done", run_id=str(report.run_id), outcome=report.outcome, findings=len(report.findings))
         return report
+
+    def _take_over(self, schedules: ScheduleSet, held: TriggerClaim, run_id: UUID) -> bool:
+        """The firing is claimed already: run it anyway only if its run was lost (recorded here as
+        failed); otherwise skip it, saying who has it."""
+        if held.stored or not (held.expired or self._owner_gone(held)):
+            self._skip(held.schedule, "already_ran", self._holder(held))
+            return False
+        self.record_lost(schedules, held)
+        if not self.store.take_over_trigger(held, self.replica, run_id, lease_s=CLAIM_LEASE_S):
+            self._skip(held.schedule, "already_ran", "another replica took over this trigger first")
+            return False
+        log.info("trigger_taken_over", schedule=held.schedule, lost_run_id=str(held.run_id), run_id=str(run_id))
+        return True
+
+    def _holder(self, held: TriggerClaim) -> str:
+        when = held.claimed_at.astimezone(UTC).strftime("%H:%M:%S")
+        if held.replica == self.replica:
+            owner = "this daemon"
+        elif _host(held.replica) == _host(self.replica):
+            owner = f"an earlier run of this daemon ({held.replica})"
+        else:
+            owner = f"another replica ({held.replica})"
+        done = "ran" if held.stored else "is running"
+        return f"{owner} {done} this trigger (run {held.run_id}, claimed at {when} UTC)"
+
+    def _owner_gone(self, held: TriggerClaim) -> bool:
+        """The claiming process is known dead: it ran on this host and its pid is gone (or is ours,
+        reused by a restart, without the run in progress here)."""
+        host, _, pid_text = held.replica.rpartition(":")
+        if host != _host(self.replica) or not pid_text.isdigit():
+            return False  # another host: its lease tells
+        pid = int(pid_text)
+        if pid == os.getpid():
+            return held.run_id not in self.in_progress
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    def record_lost(self, schedules: ScheduleSet, held: TriggerClaim) -> None:
+        """Store the run of a claim whose owner died as failed, saying what happened."""
+        with self._lock:
+            if held.run_id in self._lost_recorded:
+                return
+            self._lost_recorded.add(held.run_id)
+        schedule = schedules.schedules.get(held.schedule)
+        if schedule is None:
+            return  # removed from the file since: nothing to name the run after
+        options = schedule.settings.audit_options()
+        progress = Progress(schedule.name, held.run_id, held.claimed_at, options.max_iterations,
+                            options.time_budget_s, f"{schedule.database}.{schedule.collection}")
+        when = held.claimed_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        report = self.failed_report(schedule, progress, (
+            f"{LOST_RUN}the run started at {when} UTC by {held.replica} never finished: that process stopped "
+            f"(killed or crashed) during the audit, so nothing of it was kept; the trigger runs again"))
+        report = report.model_copy(update={"scheduled_for": held.slot, "replica": held.replica})
+        log.warning("run_lost", schedule=schedule.name, run_id=str(held.run_id), replica=held.replica)
+        self.finish(schedule.name, report)
+
+    def record_lost_claims(self, schedules: ScheduleSet) -> int:
+        """Record every run lost by a replica that died (its claim's lease ran out); returns how many."""
+        try:
+            lost = self.store.lost_claims()
+        except StoreError:
+            return 0
+        for held in lost:
+            self.record_lost(schedules, held)
+        return len(lost)
+
+    def heartbeat(self) -> None:
+        """Renew the claims of the audits running here, so no replica takes them for lost."""
+        try:
+            self.store.renew_claims([p.run_id for p in self.running()], lease_s=CLAIM_LEASE_S)
+        except StoreError:
+            self.metrics.store_errors.labels("heartbeat").inc()
 
     def _skip(self, name: str, reason: str, why: str) -> None:
         self.metrics.skipped.labels(name, reason).inc()

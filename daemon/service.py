@@ -43,6 +43,7 @@ log = structlog.get_logger("argus.daemon")
 
 _MAINTENANCE_S = 5.0
 _PRUNE_EVERY_S = 3600.0
+_SWEEP_EVERY_S = 30.0  # runs lost by replicas that died are recorded this often
 _READY_CACHE_S = 2.0
 _FINAL_DRAIN_WAIT_S = 30.0  # a worker storing a big report holds the drain lock meanwhile
 
@@ -226,20 +227,29 @@ class Daemon:
     # --- maintenance -----------------------------------------------------------------------------
 
     def _maintenance(self) -> None:
-        last_prune = 0.0
+        last_prune = last_sweep = 0.0
         while not self._stop.wait(_MAINTENANCE_S):
-            if len(self.spool):
-                left = self.runner.drain()
-                if not left:
-                    log.info("spool_drained")
-            if time.monotonic() - last_prune >= _PRUNE_EVERY_S:
-                try:
-                    now = self.clock.now()
-                    self.store.prune(now, self.settings.retention_days)
-                    self.outbox.prune(now - timedelta(days=self.settings.retention_days))
-                    last_prune = time.monotonic()
-                except StoreError:
-                    self.metrics.store_errors.labels("prune").inc()
+            try:
+                self._maintain(last_prune, last_sweep)
+            except Exception as exc:  # a failing chore never stops the others
+                log.error("maintenance_failed", error=type(exc).__name__)
+            now = time.monotonic()
+            last_sweep = now if now - last_sweep >= _SWEEP_EVERY_S else last_sweep
+            last_prune = now if now - last_prune >= _PRUNE_EVERY_S else last_prune
+
+    def _maintain(self, last_prune: float, last_sweep: float) -> None:
+        self.runner.heartbeat()
+        if time.monotonic() - last_sweep >= _SWEEP_EVERY_S and self.scheduler.schedules is not None:
+            self.runner.record_lost_claims(self.scheduler.schedules)
+        if len(self.spool) and not self.runner.drain():
+            log.info("spool_drained")
+        if time.monotonic() - last_prune >= _PRUNE_EVERY_S:
+            try:
+                now = self.clock.now()
+                self.store.prune(now, self.settings.retention_days)
+                self.outbox.prune(now - timedelta(days=self.settings.retention_days))
+            except StoreError:
+                self.metrics.store_errors.labels("prune").inc()
 
     # --- health ----------------------------------------------------------------------------------
 

@@ -174,6 +174,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         check (fingerprint is not null or collection is not null or category is not null)
     );
     """),
+    (5, "trigger claims carry a lease their owner renews while it runs", """
+    -- A claim whose lease ran out and whose run was never stored belongs to a replica that died.
+    alter table schedule_triggers add column lease_until timestamptz;
+    create index schedule_triggers_by_run on schedule_triggers (run_id);
+    """),
 ]
 
 
