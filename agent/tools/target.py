@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 from pymongo import errors as mongo_errors
 
 from agent.errors import QueryTimeout, TargetUnavailable, ToolError
+from agent.tools.engine_deadline import within
 
 __all__ = ["AuditTarget"]
 
@@ -46,16 +47,21 @@ class AuditTarget:
 
     def find(self, query: Mapping[str, Any], projection: Mapping[str, Any] | None, limit: int) -> list[Any]:
         with _translated("find"):
-            cursor = self._collection.find(dict(query), projection).limit(limit).max_time_ms(self._limit_ms())
-            return list(cursor)
+            ms = self._limit_ms()
+            return within(self._collection, ms, lambda: list(
+                self._collection.find(dict(query), projection).limit(limit).max_time_ms(ms)), operation="find")
 
     def count_documents(self, query: Mapping[str, Any]) -> int:
         with _translated("count_documents"):
-            return int(self._collection.count_documents(dict(query), maxTimeMS=self._limit_ms()))
+            ms = self._limit_ms()
+            return int(within(self._collection, ms, lambda: self._collection.count_documents(dict(query), maxTimeMS=ms),
+                              operation="count_documents"))
 
     def aggregate(self, pipeline: list[dict[str, Any]]) -> list[Any]:
         with _translated("aggregate"):
-            return list(self._collection.aggregate(pipeline, maxTimeMS=self._limit_ms()))
+            ms = self._limit_ms()
+            return within(self._collection, ms, lambda: list(self._collection.aggregate(pipeline, maxTimeMS=ms)),
+                          operation="aggregate")
 
     def estimated_document_count(self) -> int:
         with _translated("estimated_document_count"):
