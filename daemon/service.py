@@ -11,6 +11,7 @@ import contextlib
 import signal
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from daemon.scheduler import AuditScheduler
 from daemon.sources import SourceCache
 from daemon.spool import Spool
 from daemon.store import PostgresStore, StoreError, describe_store, open_store
+from daemon.store.embedded import EmbeddedSupervisor, start_embedded
 from daemon.store.outbox import AlertOutbox
 from daemon.triggers import interval_of
 
@@ -45,6 +47,7 @@ _MAINTENANCE_S = 5.0
 _PRUNE_EVERY_S = 3600.0
 _SWEEP_EVERY_S = 30.0  # runs lost by replicas that died are recorded this often
 _READY_CACHE_S = 2.0
+_INTERRUPT_WAIT_S = 3.0
 _FINAL_DRAIN_WAIT_S = 30.0  # a worker storing a big report holds the drain lock meanwhile
 
 
@@ -64,6 +67,7 @@ class Daemon:
         self._ready_cache: tuple[float, bool, list[str]] = (0.0, False, ["starting"])
         self.store_where = ""
         self.http: HttpServer | None = None
+        self.embedded: EmbeddedSupervisor | None = None
         self._threads: list[threading.Thread] = []
 
     # --- start -----------------------------------------------------------------------------------
@@ -101,8 +105,12 @@ class Daemon:
         self._last_reload["ok_at"] = self.clock.now().isoformat()
         self.scheduler.start()
         self.http.start()
-        for name, target in (("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
-                             ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))):
+        threads: list[tuple[str, Callable[[], None]]] = [
+            ("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
+            ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))]
+        if self.embedded is not None:
+            threads.append(("argus-embedded-db", lambda embedded=self.embedded: embedded.run(self._stop)))
+        for name, target in threads:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -112,6 +120,9 @@ class Daemon:
 
     def _open_store(self) -> PostgresStore:
         self.store_where = describe_store(self.settings)
+        if self.settings.database_url is None:  # the daemon started the server: it keeps it running
+            self.embedded = EmbeddedSupervisor(start_embedded(self.settings.data_dir),
+                                               on_restart=self.metrics.embedded_restarts.inc)
         # a lock connection per running audit, and room to store; wait=False: start even with the database down
         return open_store(self.settings, pool_size=self.settings.workers + 4, wait=False)
 
@@ -146,6 +157,10 @@ class Daemon:
         self.metrics.gauge_from("argus_next_run_timestamp_seconds", "When each schedule fires next",
                                 ["schedule"], next_runs)
         self.metrics.gauge_from("argus_schedules", "Schedules loaded", ["state"], schedules)
+        if self.embedded is not None:
+            embedded = self.embedded
+            self.metrics.gauge_from("argus_embedded_database_up", "1 while the embedded PostgreSQL the daemon "
+                                    "started is running", [], lambda: [({}, float(embedded.up))])
         self.metrics.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database",
                                 [], lambda: [({}, float(len(self.spool)))])
 
@@ -262,7 +277,10 @@ class Daemon:
             reasons.append("schedules not loaded")
         if self._stop.is_set():
             reasons.append("shutting down")
-        if not self.store.ping():
+        down = self.embedded.describe() if self.embedded is not None else None
+        if down:
+            reasons.append(down)
+        elif not self.store.ping():
             reasons.append(f"history database unreachable ({self.store_where})")
         spooled = len(self.spool)
         if spooled:
@@ -342,14 +360,16 @@ class Daemon:
         self._stop.set()
         self.scheduler.stop_taking_triggers()
         grace = self.settings.shutdown_grace_s
+        # The grace period is the whole wait: audits get most of it, the rest is for an interrupted
+        # audit to stop at its next iteration. One stuck in a query is recorded as interrupted anyway.
+        reserve = min(_INTERRUPT_WAIT_S, grace / 4)
         interrupted: list[str] = []
-        if not self.runner.wait_idle(grace):
+        if not self.runner.wait_idle(grace - reserve):
             running = self.runner.running()
             interrupted = [p.schedule for p in running]
             log.warning("audits_interrupted", schedules=interrupted, grace_s=grace)
             self.runner.interrupt_all()
-            # An interrupted audit stops at its next iteration; a query in flight ends at its maxTimeMS.
-            if not self.runner.wait_idle(self.settings.max_time_ms / 1000 + 5):
+            if not self.runner.wait_idle(reserve):
                 current = self.scheduler.schedules
                 for p in self.runner.running():
                     if current and p.schedule in current.schedules:
