@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -109,7 +110,7 @@ class Daemon:
             ("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
             ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))]
         if self.embedded is not None:
-            threads.append(("argus-embedded-db", lambda embedded=self.embedded: embedded.run(self._stop)))
+            threads.append(("argus-embedded-db", partial(self.embedded.run, self._stop)))
         for name, target in threads:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
