@@ -6,6 +6,7 @@ outcome, the alert delivered once, the edit applied, the run ended within its bu
 from __future__ import annotations
 
 import signal
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,13 @@ def test_sigterm_mid_audit_stores_the_run_once_as_interrupted_within_the_grace_p
     assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
 
 
+def _replace(path: Path, content: bytes) -> None:
+    """Write as editors and config management do: whole, so the watcher never sees half a file."""
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(content)
+    tmp.replace(path)
+
+
 def test_every_broken_schedules_file_is_reported_and_the_next_good_edit_applies(pg_dsn: str, tmp_path: Path) -> None:
     path = tmp_path / "schedules.yaml"
     files = {"orders": slow_collection(tmp_path, documents=50)}
@@ -121,7 +129,7 @@ def test_every_broken_schedules_file_is_reported_and_the_next_good_edit_applies(
     try:
         daemon.wait_until("/readyz", lambda: daemon.get("/readyz")[0] == 200)
         for count, (name, breaking) in enumerate(BAD_SCHEDULES.items(), 1):
-            path.write_bytes(breaking(good))
+            _replace(path, breaking(good))
             started = time.monotonic()
             daemon.wait_until(f"the {name} reported", lambda count=count: daemon.metric(
                 "argus_schedule_reload_errors_total") == count, timeout=30)
@@ -129,11 +137,11 @@ def test_every_broken_schedules_file_is_reported_and_the_next_good_edit_applies(
             error = daemon.status()["reload"]["error"]
             assert error and error[0].startswith(f"{path}:"), (name, error)
             assert [s["name"] for s in daemon.status()["schedules"]] == ["orders"], name
-            path.write_bytes(good)                                       # reverted: the error is over
+            _replace(path, good)                                         # reverted: the error is over
             daemon.wait_until(f"the revert after the {name}", lambda: daemon.status()["reload"]["error"] is None)
-        path.write_bytes(BAD_SCHEDULES["empty file"](good))
+        _replace(path, BAD_SCHEDULES["empty file"](good))
         daemon.wait_until("one more error", lambda: daemon.status()["reload"]["error"] is not None)
-        path.write_bytes(good)
+        _replace(path, good)
         daemon.proc.send_signal(signal.SIGHUP)
         daemon.wait_until("the revert seen after SIGHUP", lambda: daemon.status()["reload"]["error"] is None)
         files["customers"] = slow_collection(tmp_path, "customers", documents=50)
@@ -163,3 +171,17 @@ def test_a_catastrophic_regex_in_memory_ends_within_the_run_budget(pg_dsn: str, 
     [run] = stored_runs(pg_dsn)
     assert run["outcome"] == "partial" and run["termination_reason"] == "time_budget"
     assert run["duration_s"] <= 4 + 10
+
+
+def test_a_port_in_use_fails_naming_the_address_before_anything_runs(pg_dsn: str, tmp_path: Path) -> None:
+    path = tmp_path / "schedules.yaml"
+    write_schedules(path, {"orders": slow_collection(tmp_path, documents=50)})
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        daemon = DaemonProcess(path, _env(tmp_path, pg_dsn), tmp_path / "daemon.log", port=port)
+        code = daemon.proc.wait(60)
+    assert code == 2
+    assert f"cannot listen on 127.0.0.1:{port}: Address already in use" in " ".join(daemon.tail().split())
+    assert stored_runs(pg_dsn) == []
