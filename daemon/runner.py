@@ -178,35 +178,33 @@ class ScheduleRunner:
             return False
         return False
 
-    def record_lost(self, schedules: ScheduleSet, held: TriggerClaim) -> None:
-        """Store the run of a claim whose owner died as failed, saying what happened."""
-        with self._lock:
-            if held.run_id in self._lost_recorded:
-                return
-            self._lost_recorded.add(held.run_id)
+    def record_lost(self, schedules: ScheduleSet, held: TriggerClaim) -> bool:
+        """Store the run of a claim whose owner died as failed, saying what happened; False when
+        it was recorded already or its schedule is gone from the file (nothing to name it after)."""
         schedule = schedules.schedules.get(held.schedule)
-        if schedule is None:
-            return  # removed from the file since: nothing to name the run after
+        with self._lock:
+            if held.run_id in self._lost_recorded or schedule is None:
+                return False
+            self._lost_recorded.add(held.run_id)
         options = schedule.settings.audit_options()
         progress = Progress(schedule.name, held.run_id, held.claimed_at, options.max_iterations,
                             options.time_budget_s, f"{schedule.database}.{schedule.collection}")
         when = held.claimed_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
         report = self.failed_report(schedule, progress, (
             f"{LOST_RUN}the run started at {when} UTC by {held.replica} never finished: that process stopped "
-            f"(killed or crashed) during the audit, so nothing of it was kept; the trigger runs again"))
+            f"(killed or crashed) during the audit, so nothing of it was kept"))
         report = report.model_copy(update={"scheduled_for": held.slot, "replica": held.replica})
         log.warning("run_lost", schedule=schedule.name, run_id=str(held.run_id), replica=held.replica)
         self.finish(schedule.name, report)
+        return True
 
     def record_lost_claims(self, schedules: ScheduleSet) -> int:
         """Record every run lost by a replica that died (its claim's lease ran out); returns how many."""
         try:
-            lost = self.store.lost_claims()
+            lost = self.store.lost_claims(sorted(schedules.schedules))
         except StoreError:
             return 0
-        for held in lost:
-            self.record_lost(schedules, held)
-        return len(lost)
+        return sum(self.record_lost(schedules, held) for held in lost)
 
     def heartbeat(self) -> None:
         """Renew the claims of the audits running here, so no replica takes them for lost."""

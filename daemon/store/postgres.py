@@ -226,12 +226,14 @@ class PostgresStore:
             conn.execute("update schedule_triggers set lease_until = now() + make_interval(secs => %s) "
                          "where run_id = any(%s)", (lease_s, run_ids))
 
-    def lost_claims(self, limit: int = 100) -> list[TriggerClaim]:
-        """Claims whose lease ran out without their run being stored: runs of replicas that died."""
+    def lost_claims(self, schedules: list[str], limit: int = 100) -> list[TriggerClaim]:
+        """Claims of ``schedules`` whose lease ran out without their run being stored: runs of
+        replicas that died."""
         with self._conn(timeout=2.0) as conn:
-            return self._claims(conn, "coalesce(t.lease_until, t.claimed_at + interval '1 hour') < now() "
+            return self._claims(conn, "t.schedule = any(%s) "
+                                      "and coalesce(t.lease_until, t.claimed_at + interval '1 hour') < now() "
                                       "and not exists (select 1 from runs r where r.id = t.run_id) "
-                                      "order by t.claimed_at limit %s", (limit,))
+                                      "order by t.claimed_at limit %s", (schedules, limit))
 
     @staticmethod
     def _claims(conn: psycopg.Connection[Any], where: str, params: tuple[Any, ...]) -> list[TriggerClaim]:

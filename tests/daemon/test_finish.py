@@ -16,7 +16,7 @@ from daemon.metrics import Metrics
 from daemon.runner import ScheduleRunner
 from daemon.spool import Spool
 from daemon.store import PostgresStore
-from tests.daemon.test_runner import AT, _runner, schedules  # noqa: F401  (fixture)
+from tests.daemon.test_runner import AT, _runner
 
 
 def _nested(levels: int) -> dict[str, Any]:

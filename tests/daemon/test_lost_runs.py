@@ -13,7 +13,7 @@ from structlog.testing import capture_logs
 
 from config.schedules import ScheduleSet
 from daemon.store import PostgresStore
-from tests.daemon.test_runner import AT, _runner, _runs, schedules  # noqa: F401  (fixture)
+from tests.daemon.test_runner import AT, _runner, _runs
 
 
 def _dead_pid() -> int:
