@@ -28,6 +28,7 @@ def _env(tmp_path: Path, dsn: str | None, **extra: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_a_daemon_killed_mid_audit_records_the_lost_run_and_runs_the_trigger_again(
         pg_dsn: str, tmp_path: Path) -> None:
     receiver = Receiver().start()
