@@ -102,6 +102,7 @@ class ScheduleRunner:
         self._lock = threading.Lock()
         self._drain_lock = threading.Lock()
         self._lost_recorded: set[UUID] = set()
+        self._counted_spooled: set[str] = set()  # spool files already counted as waiting for the database
         self._idle = threading.Condition(self._lock)
 
     # --- a trigger -----------------------------------------------------------------------------
@@ -227,14 +228,15 @@ class ScheduleRunner:
             self.metrics.in_progress.set(len(self.in_progress))
         try:
             report = self._audit_or_fail(schedules, schedule, progress)
+            report = report.model_copy(update={"schedule": schedule.name, "scheduled_for": scheduled_at,
+                                               "replica": self.replica})
+            self._keep(schedule.name, report)  # spooled before "idle": a shutdown's final drain finds it
         finally:
             with self._lock:
                 self.in_progress.pop(run_id, None)
                 self.metrics.in_progress.set(len(self.in_progress))
                 self._idle.notify_all()
-        report = report.model_copy(update={"schedule": schedule.name, "scheduled_for": scheduled_at,
-                                           "replica": self.replica})
-        self.finish(schedule.name, report)
+        self._store_spooled()
         return report
 
     def _audit_or_fail(self, schedules: ScheduleSet, schedule: ResolvedSchedule, progress: Progress) -> AuditReport:
@@ -281,6 +283,10 @@ class ScheduleRunner:
     def finish(self, schedule: str, report: AuditReport) -> None:
         """Count the report, spool it durably, and try to store everything spooled. Never raises:
         a report that cannot be spooled is stored directly, and a failure is logged, not lost."""
+        self._keep(schedule, report)
+        self._store_spooled()
+
+    def _keep(self, schedule: str, report: AuditReport) -> None:
         with self._lock:
             self.last_reports[schedule] = report
         try:
@@ -293,10 +299,10 @@ class ScheduleRunner:
             log.error("report_not_spooled", run_id=str(report.run_id), error=type(exc).__name__,
                       spool=str(self.spool.directory))
             self._store_unspooled(report)
+
+    def _store_spooled(self) -> None:
         try:
             self.drain()
-            if self.spool.holds(report.run_id):  # counted once here, not at every retry of the drain
-                self.metrics.spooled.inc()
         except Exception as exc:
             log.error("spool_drain_failed", error=type(exc).__name__)
 
@@ -323,27 +329,37 @@ class ScheduleRunner:
         if not got:
             return len(self.spool)  # another thread is draining; it will take ours too
         try:
-            for path in self.spool.pending():
-                report = self.spool.load(path)
-                if report is None:
-                    continue
-                try:
-                    stored = self.store.save_report(report, growth_factor=self.settings.growth_factor,
-                                                    alerts=self.alerts, now=self.clock.now())
-                except StoreUnavailable as exc:
-                    self.metrics.store_errors.labels("save").inc()
-                    log.warning("report_spooled", run_id=str(report.run_id), spooled=len(self.spool), error=str(exc))
-                    break
-                except StoreError as exc:
-                    self.metrics.store_errors.labels("save").inc()
-                    log.error("report_rejected", run_id=str(report.run_id), error=str(exc))
-                    self.spool.set_aside(path)
-                    continue
-                self.spool.remove(path)
-                self._stored(stored)
+            while self._drain_once():  # again: a worker that found the lock taken left its report to us
+                pass
             return len(self.spool)
         finally:
             self._drain_lock.release()
+
+    def _drain_once(self) -> bool:
+        """One pass over the spool; True when it stored or set aside everything it saw."""
+        pending = self.spool.pending()
+        for path in pending:
+            report = self.spool.load(path)
+            if report is None:
+                continue
+            try:
+                stored = self.store.save_report(report, growth_factor=self.settings.growth_factor,
+                                                alerts=self.alerts, now=self.clock.now())
+            except StoreUnavailable as exc:
+                self.metrics.store_errors.labels("save").inc()
+                waiting = {p.name for p in pending}
+                self.metrics.spooled.inc(len(waiting - self._counted_spooled))  # each report once, not per retry
+                self._counted_spooled = waiting
+                log.warning("report_spooled", run_id=str(report.run_id), spooled=len(self.spool), error=str(exc))
+                return False
+            except StoreError as exc:
+                self.metrics.store_errors.labels("save").inc()
+                log.error("report_rejected", run_id=str(report.run_id), error=str(exc))
+                self.spool.set_aside(path)
+                continue
+            self.spool.remove(path)
+            self._stored(stored)
+        return bool(pending)
 
     # --- shutdown ------------------------------------------------------------------------------
 

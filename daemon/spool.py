@@ -14,7 +14,6 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 import structlog
 from pydantic import BaseModel
@@ -93,9 +92,6 @@ class Spool:
 
     def pending(self) -> list[Path]:
         return sorted(p for p in self.directory.glob("*.json") if not p.name.startswith(".tmp-"))
-
-    def holds(self, run_id: UUID) -> bool:
-        return any(p.name.endswith(f"-{run_id}.json") for p in self.pending())
 
     def __len__(self) -> int:
         return len(self.pending())
