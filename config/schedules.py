@@ -93,15 +93,32 @@ def parse_duration(value: Any) -> timedelta:
         return value
     if isinstance(value, bool):
         raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h30m)")
-    if isinstance(value, int | float):
-        return timedelta(seconds=float(value))
-    if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
-        return timedelta(seconds=float(value))
-    m = _DURATION.match(str(value)) if isinstance(value, str) and value.strip() else None
-    if not m or not any(m.groups()):
-        raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h30m)")
-    d, h, mi, s, ms = (float(x) if x else 0.0 for x in m.groups())
-    return timedelta(days=d, hours=h, minutes=mi, seconds=s, milliseconds=ms)
+    try:
+        if isinstance(value, int | float):
+            return _bounded(timedelta(seconds=float(value)), value)
+        if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
+            return _bounded(timedelta(seconds=float(value)), value)
+        m = _DURATION.match(str(value)) if isinstance(value, str) and value.strip() else None
+        if not m or not any(m.groups()):
+            raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h30m)")
+        d, h, mi, s, ms = (float(x) if x else 0.0 for x in m.groups())
+        return _bounded(timedelta(days=d, hours=h, minutes=mi, seconds=s, milliseconds=ms), value)
+    except OverflowError:
+        raise ValueError(f"{_short(value)} is too long a duration (at most {_MAX_DURATION.days}d)") from None
+
+
+_MAX_DURATION = timedelta(days=3660)  # ten years: longer is a typo, and would overflow the scheduler's dates
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _bounded(value: timedelta, given: Any) -> timedelta:
+    if value > _MAX_DURATION:
+        raise OverflowError(given)
+    return value
 
 
 # --- cron --------------------------------------------------------------------------------------
@@ -548,20 +565,19 @@ def load_schedules(path: str | Path) -> ScheduleSet:
 
     file = Path(path)
     try:
-        text = file.read_text(encoding="utf-8")
+        raw = file.read_bytes()
     except OSError as exc:
         raise ScheduleError([f"{file}: cannot read: {exc.strerror}"]) from None
-    try:
-        node = yaml.compose(text, Loader=_Loader)
-        data = yaml.load(text, Loader=_Loader)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        raise ScheduleError([f"{file}:{line}: not valid YAML: {exc.problem or exc.context}"]) from None
+    text = _decode(file, raw)
+    node, data = _parse(file, text)
     if data is None:
         data = {}
     if not isinstance(data, dict):
         raise ScheduleError([f"{file}:1: expected a mapping with connections, defaults and schedules"])
+    if "schedules" not in data:
+        last = max(text.count("\n"), 1)
+        raise ScheduleError([f"{file}:{last}: no 'schedules:' key (is the file empty or cut off?); "
+                             f"to remove every schedule, write 'schedules: []'"])
     lines: dict[tuple[Any, ...], int] = {}
     if node is not None:
         _lines(node, (), lines)
@@ -588,6 +604,67 @@ def load_schedules(path: str | Path) -> ScheduleSet:
                        digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts,
                        connection_lines={name: lines[("connections", name)] for name in connections
                                          if ("connections", name) in lines})
+
+
+_MAX_NODES = 20_000  # a schedules file of a thousand schedules has far fewer; an alias bomb has billions
+_MAX_DEPTH = 64
+_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def _decode(file: Path, raw: bytes) -> str:
+    """The file as text: UTF-8 without control characters, or an error naming the line."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(raw) > 1 and b"\x00" in raw[:2]):
+        raise ScheduleError([f"{file}:1: the file is UTF-16; save it as UTF-8"])
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise ScheduleError([f"{file}:{line}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                             f"save the file as UTF-8"]) from None
+    bad = _NOT_TEXT.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise ScheduleError([f"{file}:{line}: control character U+{ord(bad.group()):04X} in the file; remove it"])
+    return text.removeprefix("\ufeff")
+
+
+def _parse(file: Path, text: str) -> tuple[yaml.Node | None, Any]:
+    """Compose, bound, then construct: an alias bomb or deep nesting is refused before it costs anything."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is not None:
+            _check_size(file, node)
+            return node, loader.construct_document(node)
+        return None, None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        raise ScheduleError([f"{file}:{line}: not valid YAML: {exc.problem or exc.context}"]) from None
+    except yaml.YAMLError as exc:
+        raise ScheduleError([f"{file}:1: not valid YAML: {str(exc).splitlines()[0][:200]}"]) from None
+    except RecursionError:
+        raise ScheduleError([f"{file}:1: nested too deeply (at most {_MAX_DEPTH} levels)"]) from None
+    finally:
+        loader.dispose()
+
+
+def _check_size(file: Path, root: yaml.Node) -> None:
+    """Count nodes as construction would see them (an alias counts its whole subtree again)."""
+    count = 0
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        count += 1
+        if count > _MAX_NODES:
+            raise ScheduleError([f"{file}:{node.start_mark.line + 1}: the file expands to more than {_MAX_NODES:,} "
+                                 f"values (YAML aliases referring to aliases?); refused"])
+        if depth > _MAX_DEPTH:
+            raise ScheduleError([f"{file}:{node.start_mark.line + 1}: nested more than {_MAX_DEPTH} levels deep"])
+        if isinstance(node, yaml.MappingNode):
+            stack.extend((part, depth + 1) for pair in node.value for part in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, depth + 1) for item in node.value)
 
 
 def _problem_order(problem: str) -> tuple[int, str]:

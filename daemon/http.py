@@ -69,7 +69,11 @@ class HttpServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return  # scrapes every 15 s are not news
 
-        self._server = ThreadingHTTPServer(listen, Handler)
+        try:
+            self._server = ThreadingHTTPServer(listen, Handler)
+        except OSError as exc:
+            raise OSError(exc.errno, f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror} (another process "
+                                     f"on that port? choose one with --listen or ARGUS_LISTEN)") from exc
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="argus-http", daemon=True)
         self.address = self._server.server_address
@@ -79,5 +83,6 @@ class HttpServer:
         log.info("http_listening", host=str(self.address[0]), port=int(self.address[1]))
 
     def stop(self) -> None:
-        self._server.shutdown()
+        if self._thread.is_alive():  # shutdown() waits for serve_forever, which may never have started
+            self._server.shutdown()
         self._server.server_close()

@@ -68,8 +68,7 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
     handler = _StderrHandler()
     handler.setFormatter(structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=[structlog.stdlib.add_logger_name, structlog.processors.add_log_level,
-                           structlog.processors.TimeStamper(fmt="iso", utc=True),
-                           structlog.processors.format_exc_info],
+                           structlog.processors.TimeStamper(fmt="iso", utc=True), _one_line],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, _redact_fields, renderer,
                     _redact_line]))
     root = logging.getLogger()
@@ -77,3 +76,18 @@ def configure_logging(level: str = "INFO", fmt: str = "console") -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(max(numeric, LIBRARY_LEVEL))
+
+
+def _one_line(_logger: object, _name: str, event: structlog.typing.EventDict) -> structlog.typing.EventDict:
+    """A library's message (psycopg_pool, APScheduler) as one structured line: its first line, and the
+    exception's type rather than a traceback."""
+    record = event.get("_record")
+    message = str(event.pop("event", "")).strip().splitlines()
+    event["event"] = "library_log"
+    event["logger"] = getattr(record, "name", "")
+    event["message"] = message[0][:300] if message else ""
+    exc = getattr(record, "exc_info", None)
+    if exc and exc[0] is not None:
+        event["error"] = exc[0].__name__
+    event.pop("exc_info", None)
+    return event

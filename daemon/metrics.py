@@ -101,6 +101,8 @@ class Metrics:
                                     ["operation"], registry=r)
         self.spooled = Counter("argus_reports_spooled", "Reports kept in the local spool because the history "
                                                         "database could not take them", registry=r)
+        self.embedded_restarts = Counter("argus_embedded_database_restarts", "Times the daemon started the "
+                                         "embedded PostgreSQL again after it died", registry=r)
         self.alerts_delivered = Counter("argus_alerts_delivered", "Alerts delivered, by channel", ["channel"],
                                         registry=r)
         self.alerts_failed = Counter("argus_alerts_failed", "Alert delivery attempts that failed, by channel",

@@ -2,7 +2,10 @@
 
 1. Take the schedule's advisory lock in PostgreSQL (another replica holds it: skip; the database
    cannot be reached: skip, never run without the lock).
-2. Claim the trigger's slot, so a firing seen by several replicas runs once.
+2. Claim the trigger's slot, so a firing seen by several replicas runs once. The claim is a
+   lease the running audit renews (``heartbeat``); a claim whose run was never stored and whose
+   owner is gone (its lease ran out, or its process on this host no longer exists) is a lost
+   run: it is stored as failed, saying so, and the firing runs again.
 3. Audit with the schedule's settings and the collection's history.
 4. Spool the report, then store it (in order, idempotently); metrics follow the stored diff.
 
@@ -17,7 +20,7 @@ import socket
 import threading
 import traceback
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID, uuid4
 
@@ -36,17 +39,24 @@ from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.metrics import Metrics
 from daemon.sources import SourceCache
-from daemon.spool import Spool
-from daemon.store import CollectionRef, PostgresStore, StoreError, StoreUnavailable
+from daemon.spool import Spool, storable
+from daemon.store import LOST_RUN, CollectionRef, PostgresStore, StoreError, StoreUnavailable, TriggerClaim
 from daemon.triggers import slot_of
 
-__all__ = ["Progress", "ScheduleRunner", "replica_name"]
+__all__ = ["CLAIM_LEASE_S", "Progress", "ScheduleRunner", "replica_name"]
 
 log = structlog.get_logger("argus.runner")
 
 
+CLAIM_LEASE_S = 60.0  # a running audit renews its claim every few seconds; one not renewed this long is lost
+
+
 def replica_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _host(replica: str) -> str:
+    return replica.rpartition(":")[0]
 
 
 @dataclass
@@ -96,6 +106,8 @@ class ScheduleRunner:
         self.replay_evidence: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._drain_lock = threading.Lock()
+        self._lost_recorded: set[UUID] = set()
+        self._counted_spooled: set[str] = set()  # spool files already counted as waiting for the database
         self._idle = threading.Condition(self._lock)
 
     # --- a trigger -----------------------------------------------------------------------------
@@ -115,8 +127,8 @@ class ScheduleRunner:
                     return None
                 if scheduled_at is not None:
                     slot = slot_of(schedule.trigger, scheduled_at)
-                    if not self.store.claim_trigger(name, slot, self.replica, run_id):
-                        self._skip(name, "already_ran", "another replica ran this trigger")
+                    held = self.store.claim_trigger(name, slot, self.replica, run_id, lease_s=CLAIM_LEASE_S)
+                    if held is not None and not self._take_over(schedules, held, run_id):
                         return None
                     self.metrics.lateness.observe(max((now - scheduled_at).total_seconds(), 0.0))
                 report = self._audit(schedules, schedule, scheduled_at, run_id)
@@ -124,11 +136,91 @@ class ScheduleRunner:
             self.metrics.store_errors.labels("lock").inc()
             self._skip(name, "store_unavailable", str(exc))
             return None
+        except Exception as exc:  # never into the scheduler: APScheduler would only print it
+            log.error("trigger_crashed", schedule=name, run_id=str(run_id), error=type(exc).__name__,
+                      where=traceback.format_exc(limit=-1).strip().splitlines()[-1][:200])
+            return None
         bound.info("trigger_done", run_id=str(report.run_id), outcome=report.outcome, findings=len(report.findings))
         if report.outcome == "failed":  # the reason, as /status gives it (reports carry no secret)
             bound.warning("audit_failed", run_id=str(report.run_id),
                           error=(report.error or "")[:300])
         return report
+
+    def _take_over(self, schedules: ScheduleSet, held: TriggerClaim, run_id: UUID) -> bool:
+        """The firing is claimed already: run it anyway only if its run was lost (recorded here as
+        failed); otherwise skip it, saying who has it."""
+        if held.stored or not (held.expired or self._owner_gone(held)):
+            self._skip(held.schedule, "already_ran", self._holder(held))
+            return False
+        self.record_lost(schedules, held)
+        if not self.store.take_over_trigger(held, self.replica, run_id, lease_s=CLAIM_LEASE_S):
+            self._skip(held.schedule, "already_ran", "another replica took over this trigger first")
+            return False
+        log.info("trigger_taken_over", schedule=held.schedule, lost_run_id=str(held.run_id), run_id=str(run_id))
+        return True
+
+    def _holder(self, held: TriggerClaim) -> str:
+        when = held.claimed_at.astimezone(UTC).strftime("%H:%M:%S")
+        if held.replica == self.replica:
+            owner = "this daemon"
+        elif _host(held.replica) == _host(self.replica):
+            owner = f"an earlier run of this daemon ({held.replica})"
+        else:
+            owner = f"another replica ({held.replica})"
+        done = "ran" if held.stored else "is running"
+        return f"{owner} {done} this trigger (run {held.run_id}, claimed at {when} UTC)"
+
+    def _owner_gone(self, held: TriggerClaim) -> bool:
+        """The claiming process is known dead: it ran on this host and its pid is gone (or is ours,
+        reused by a restart, without the run in progress here)."""
+        host, _, pid_text = held.replica.rpartition(":")
+        if host != _host(self.replica) or not pid_text.isdigit():
+            return False  # another host: its lease tells
+        pid = int(pid_text)
+        if pid == os.getpid():
+            return held.run_id not in self.in_progress
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    def record_lost(self, schedules: ScheduleSet, held: TriggerClaim) -> bool:
+        """Store the run of a claim whose owner died as failed, saying what happened; False when
+        it was recorded already or its schedule is gone from the file (nothing to name it after)."""
+        schedule = schedules.schedules.get(held.schedule)
+        with self._lock:
+            if held.run_id in self._lost_recorded or schedule is None:
+                return False
+            self._lost_recorded.add(held.run_id)
+        options = schedule.settings.audit_options()
+        progress = Progress(schedule.name, held.run_id, held.claimed_at, options.max_iterations,
+                            options.time_budget_s, f"{schedule.database}.{schedule.collection}")
+        when = held.claimed_at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S")
+        report = self.failed_report(schedule, progress, (
+            f"{LOST_RUN}the run started at {when} UTC by {held.replica} never finished: that process stopped "
+            f"(killed or crashed) during the audit, so nothing of it was kept"))
+        report = report.model_copy(update={"scheduled_for": held.slot, "replica": held.replica})
+        log.warning("run_lost", schedule=schedule.name, run_id=str(held.run_id), replica=held.replica)
+        self.finish(schedule.name, report)
+        return True
+
+    def record_lost_claims(self, schedules: ScheduleSet) -> int:
+        """Record every run lost by a replica that died (its claim's lease ran out); returns how many."""
+        try:
+            lost = self.store.lost_claims(sorted(schedules.schedules))
+        except StoreError:
+            return 0
+        return sum(self.record_lost(schedules, held) for held in lost)
+
+    def heartbeat(self) -> None:
+        """Renew the claims of the audits running here, so no replica takes them for lost."""
+        try:
+            self.store.renew_claims([p.run_id for p in self.running()], lease_s=CLAIM_LEASE_S)
+        except StoreError:
+            self.metrics.store_errors.labels("heartbeat").inc()
 
     def _skip(self, name: str, reason: str, why: str) -> None:
         self.metrics.skipped.labels(name, reason).inc()
@@ -144,14 +236,15 @@ class ScheduleRunner:
             self.metrics.in_progress.set(len(self.in_progress))
         try:
             report = self._audit_or_fail(schedules, schedule, progress)
+            report = report.model_copy(update={"schedule": schedule.name, "scheduled_for": scheduled_at,
+                                               "replica": self.replica})
+            self._keep(schedule.name, report)  # spooled before "idle": a shutdown's final drain finds it
         finally:
             with self._lock:
                 self.in_progress.pop(run_id, None)
                 self.metrics.in_progress.set(len(self.in_progress))
                 self._idle.notify_all()
-        report = report.model_copy(update={"schedule": schedule.name, "scheduled_for": scheduled_at,
-                                           "replica": self.replica})
-        self.finish(schedule.name, report)
+        self._store_spooled()
         return report
 
     def _audit_or_fail(self, schedules: ScheduleSet, schedule: ResolvedSchedule, progress: Progress) -> AuditReport:
@@ -221,46 +314,85 @@ class ScheduleRunner:
     # --- reports -------------------------------------------------------------------------------
 
     def finish(self, schedule: str, report: AuditReport) -> None:
-        """Spool the report durably, count it, and try to store everything spooled."""
-        self.spool.put(report)
-        self.metrics.observe_report(schedule, report)
+        """Count the report, spool it durably, and try to store everything spooled. Never raises:
+        a report that cannot be spooled is stored directly, and a failure is logged, not lost."""
+        self._keep(schedule, report)
+        self._store_spooled()
+
+    def _keep(self, schedule: str, report: AuditReport) -> None:
         with self._lock:
             self.last_reports[schedule] = report
-        self.drain()
+        try:
+            self.metrics.observe_report(schedule, report)
+        except Exception as exc:  # metrics are not worth a report
+            log.error("report_not_counted", run_id=str(report.run_id), error=type(exc).__name__)
+        try:
+            self.spool.put(report)
+        except Exception as exc:  # a full or read-only disk: the database may still take it
+            log.error("report_not_spooled", run_id=str(report.run_id), error=type(exc).__name__,
+                      spool=str(self.spool.directory))
+            self._store_unspooled(report)
 
-    def drain(self) -> int:
+    def _store_spooled(self) -> None:
+        try:
+            self.drain()
+        except Exception as exc:
+            log.error("spool_drain_failed", error=type(exc).__name__)
+
+    def _store_unspooled(self, report: AuditReport) -> None:
+        try:
+            self._stored(self.store.save_report(storable(report), growth_factor=self.settings.growth_factor,
+                                                alerts=self.alerts, now=self.clock.now()))
+        except Exception as exc:
+            log.error("report_lost", run_id=str(report.run_id), outcome=report.outcome, error=type(exc).__name__)
+
+    def _stored(self, stored: AuditReport) -> None:
+        self.stored.set()
+        if stored.schedule:
+            self.metrics.observe_diff(stored.schedule, stored)
+            with self._lock:
+                if self.last_reports.get(stored.schedule, stored).run_id == stored.run_id:
+                    self.last_reports[stored.schedule] = stored
+
+    def drain(self, *, wait_s: float = 0.0) -> int:
         """Store spooled reports in order; stop at the first the database cannot take. Returns
-        how many reports remain spooled."""
-        if not self._drain_lock.acquire(blocking=False):
+        how many reports remain spooled. With ``wait_s`` (shutdown), wait that long for a drain
+        another thread is doing, then drain what is left."""
+        got = self._drain_lock.acquire(timeout=wait_s) if wait_s > 0 else self._drain_lock.acquire(blocking=False)
+        if not got:
             return len(self.spool)  # another thread is draining; it will take ours too
         try:
-            for path in self.spool.pending():
-                report = self.spool.load(path)
-                if report is None:
-                    continue
-                try:
-                    stored = self.store.save_report(report, growth_factor=self.settings.growth_factor,
-                                                    alerts=self.alerts, now=self.clock.now())
-                except StoreUnavailable as exc:
-                    self.metrics.spooled.inc()
-                    self.metrics.store_errors.labels("save").inc()
-                    log.warning("report_spooled", run_id=str(report.run_id), spooled=len(self.spool), error=str(exc))
-                    break
-                except StoreError as exc:
-                    self.metrics.store_errors.labels("save").inc()
-                    log.error("report_rejected", run_id=str(report.run_id), error=str(exc))
-                    self.spool.set_aside(path)
-                    continue
-                self.spool.remove(path)
-                self.stored.set()
-                if stored.schedule:
-                    self.metrics.observe_diff(stored.schedule, stored)
-                    with self._lock:
-                        if self.last_reports.get(stored.schedule, stored).run_id == stored.run_id:
-                            self.last_reports[stored.schedule] = stored
+            while self._drain_once():  # again: a worker that found the lock taken left its report to us
+                pass
             return len(self.spool)
         finally:
             self._drain_lock.release()
+
+    def _drain_once(self) -> bool:
+        """One pass over the spool; True when it stored or set aside everything it saw."""
+        pending = self.spool.pending()
+        for path in pending:
+            report = self.spool.load(path)
+            if report is None:
+                continue
+            try:
+                stored = self.store.save_report(report, growth_factor=self.settings.growth_factor,
+                                                alerts=self.alerts, now=self.clock.now())
+            except StoreUnavailable as exc:
+                self.metrics.store_errors.labels("save").inc()
+                waiting = {p.name for p in pending}
+                self.metrics.spooled.inc(len(waiting - self._counted_spooled))  # each report once, not per retry
+                self._counted_spooled = waiting
+                log.warning("report_spooled", run_id=str(report.run_id), spooled=len(self.spool), error=str(exc))
+                return False
+            except StoreError as exc:
+                self.metrics.store_errors.labels("save").inc()
+                log.error("report_rejected", run_id=str(report.run_id), error=str(exc))
+                self.spool.set_aside(path)
+                continue
+            self.spool.remove(path)
+            self._stored(stored)
+        return bool(pending)
 
     # --- shutdown ------------------------------------------------------------------------------
 

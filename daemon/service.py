@@ -11,7 +11,9 @@ import contextlib
 import signal
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from daemon.scheduler import AuditScheduler
 from daemon.sources import SourceCache
 from daemon.spool import Spool
 from daemon.store import PostgresStore, StoreError, describe_store, open_store
+from daemon.store.embedded import EmbeddedSupervisor, start_embedded
 from daemon.store.outbox import AlertOutbox
 from daemon.triggers import interval_of
 
@@ -42,7 +45,10 @@ log = structlog.get_logger("argus.daemon")
 
 _MAINTENANCE_S = 5.0
 _PRUNE_EVERY_S = 3600.0
+_SWEEP_EVERY_S = 30.0  # runs lost by replicas that died are recorded this often
 _READY_CACHE_S = 2.0
+_INTERRUPT_WAIT_S = 3.0
+_FINAL_DRAIN_WAIT_S = 30.0  # a worker storing a big report holds the drain lock meanwhile
 
 
 class Daemon:
@@ -61,12 +67,24 @@ class Daemon:
         self._ready_cache: tuple[float, bool, list[str]] = (0.0, False, ["starting"])
         self.store_where = ""
         self.http: HttpServer | None = None
+        self.embedded: EmbeddedSupervisor | None = None
         self._threads: list[threading.Thread] = []
 
     # --- start -----------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Load the schedules (raises ScheduleError if invalid), open the store, start everything."""
+        """Bind the HTTP port (raises OSError naming the address), load the schedules (raises
+        ScheduleError if invalid), open the store, start everything. Nothing runs before the bind."""
+        self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
+                               run=self.run_view)
+        try:
+            self._start()
+        except BaseException:
+            self.http.stop()
+            raise
+
+    def _start(self) -> None:
+        assert self.http is not None
         schedules = load_schedules(self.schedules_path)
         self._file_version = self._stat()
         self.store = self._open_store()
@@ -86,11 +104,13 @@ class Daemon:
         self.metrics.reloads.labels("ok").inc()
         self._last_reload["ok_at"] = self.clock.now().isoformat()
         self.scheduler.start()
-        self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
-                               run=self.run_view)
         self.http.start()
-        for name, target in (("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
-                             ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))):
+        threads: list[tuple[str, Callable[[], None]]] = [
+            ("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
+            ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))]
+        if self.embedded is not None:
+            threads.append(("argus-embedded-db", partial(self.embedded.run, self._stop)))
+        for name, target in threads:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
@@ -100,6 +120,9 @@ class Daemon:
 
     def _open_store(self) -> PostgresStore:
         self.store_where = describe_store(self.settings)
+        if self.settings.database_url is None:  # the daemon started the server: it keeps it running
+            self.embedded = EmbeddedSupervisor(start_embedded(self.settings.data_dir),
+                                               on_restart=self.metrics.embedded_restarts.inc)
         # a lock connection per running audit, and room to store; wait=False: start even with the database down
         return open_store(self.settings, pool_size=self.settings.workers + 4, wait=False)
 
@@ -134,6 +157,10 @@ class Daemon:
         self.metrics.gauge_from("argus_next_run_timestamp_seconds", "When each schedule fires next",
                                 ["schedule"], next_runs)
         self.metrics.gauge_from("argus_schedules", "Schedules loaded", ["state"], schedules)
+        if self.embedded is not None:
+            embedded = self.embedded
+            self.metrics.gauge_from("argus_embedded_database_up", "1 while the embedded PostgreSQL the daemon "
+                                    "started is running", [], lambda: [({}, float(embedded.up))])
         self.metrics.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database",
                                 [], lambda: [({}, float(len(self.spool)))])
 
@@ -151,11 +178,14 @@ class Daemon:
             woke = self._reload.wait(self.settings.reload_poll_s)
             if self._stop.is_set():
                 return
-            if woke:
-                self._reload.clear()
-                self.reload("SIGHUP")
-            elif self._stat() != self._file_version:
-                self.reload("file changed")
+            try:
+                if woke:
+                    self._reload.clear()
+                    self.reload("SIGHUP")
+                elif self._stat() != self._file_version:
+                    self.reload("file changed")
+            except Exception as exc:  # the watcher outlives any failure: the next edit or SIGHUP is still seen
+                log.error("schedules_watch_failed", error=type(exc).__name__)
 
     def reload(self, why: str) -> bool:
         """Apply the schedules file if it is valid; otherwise keep the last good schedules."""
@@ -163,18 +193,29 @@ class Daemon:
         try:
             new = load_schedules(self.schedules_path)
         except ScheduleError as exc:
-            self.metrics.reload_errors.inc()
-            self.metrics.reloads.labels("invalid").inc()
-            self._last_reload.update(error=exc.problems, error_at=self.clock.now().isoformat())
-            log.error("schedules_invalid", why=why, problems=exc.problems, kept=len(self._current().schedules))
-            return False
-        if new.digest == self._current().digest:
+            return self._reload_failed(why, exc.problems)
+        except Exception as exc:  # a loader bug must not pass for "unchanged": report it like an invalid file
+            return self._reload_failed(why, [f"{self.schedules_path}: cannot load: {type(exc).__name__}"])
+        if new.digest == self._current().digest:  # e.g. a broken edit reverted: the error is over
+            if self._last_reload["error"] is not None:
+                self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
+                log.info("schedules_loaded", why=why, unchanged=True)
             return True
-        changes = self._apply(new)
+        try:
+            changes = self._apply(new)
+        except Exception as exc:  # e.g. a trigger the scheduler cannot compute
+            return self._reload_failed(why, [f"{self.schedules_path}: cannot apply: {type(exc).__name__}: {exc}"])
         self.metrics.reloads.labels("ok").inc()
         self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
         log.info("schedules_loaded", why=why, **changes)
         return True
+
+    def _reload_failed(self, why: str, problems: list[str]) -> bool:
+        self.metrics.reload_errors.inc()
+        self.metrics.reloads.labels("invalid").inc()
+        self._last_reload.update(error=problems, error_at=self.clock.now().isoformat())
+        log.error("schedules_invalid", why=why, problems=problems, kept=len(self._current().schedules))
+        return False
 
     def _apply(self, schedules: ScheduleSet) -> dict[str, list[str]]:
         self.runner.alerts = AlertPolicy.of(schedules)
@@ -201,20 +242,29 @@ class Daemon:
     # --- maintenance -----------------------------------------------------------------------------
 
     def _maintenance(self) -> None:
-        last_prune = 0.0
+        last_prune = last_sweep = 0.0
         while not self._stop.wait(_MAINTENANCE_S):
-            if len(self.spool):
-                left = self.runner.drain()
-                if not left:
-                    log.info("spool_drained")
-            if time.monotonic() - last_prune >= _PRUNE_EVERY_S:
-                try:
-                    now = self.clock.now()
-                    self.store.prune(now, self.settings.retention_days)
-                    self.outbox.prune(now - timedelta(days=self.settings.retention_days))
-                    last_prune = time.monotonic()
-                except StoreError:
-                    self.metrics.store_errors.labels("prune").inc()
+            try:
+                self._maintain(last_prune, last_sweep)
+            except Exception as exc:  # a failing chore never stops the others
+                log.error("maintenance_failed", error=type(exc).__name__)
+            now = time.monotonic()
+            last_sweep = now if now - last_sweep >= _SWEEP_EVERY_S else last_sweep
+            last_prune = now if now - last_prune >= _PRUNE_EVERY_S else last_prune
+
+    def _maintain(self, last_prune: float, last_sweep: float) -> None:
+        self.runner.heartbeat()
+        if time.monotonic() - last_sweep >= _SWEEP_EVERY_S and self.scheduler.schedules is not None:
+            self.runner.record_lost_claims(self.scheduler.schedules)
+        if len(self.spool) and not self.runner.drain():
+            log.info("spool_drained")
+        if time.monotonic() - last_prune >= _PRUNE_EVERY_S:
+            try:
+                now = self.clock.now()
+                self.store.prune(now, self.settings.retention_days)
+                self.outbox.prune(now - timedelta(days=self.settings.retention_days))
+            except StoreError:
+                self.metrics.store_errors.labels("prune").inc()
 
     # --- health ----------------------------------------------------------------------------------
 
@@ -227,7 +277,10 @@ class Daemon:
             reasons.append("schedules not loaded")
         if self._stop.is_set():
             reasons.append("shutting down")
-        if not self.store.ping():
+        down = self.embedded.describe() if self.embedded is not None else None
+        if down:
+            reasons.append(down)
+        elif not self.store.ping():
             reasons.append(f"history database unreachable ({self.store_where})")
         spooled = len(self.spool)
         if spooled:
@@ -316,14 +369,16 @@ class Daemon:
         self._stop.set()
         self.scheduler.stop_taking_triggers()
         grace = self.settings.shutdown_grace_s
+        # The grace period is the whole wait: audits get most of it, the rest is for an interrupted
+        # audit to stop at its next iteration. One stuck in a query is recorded as interrupted anyway.
+        reserve = min(_INTERRUPT_WAIT_S, grace / 4)
         interrupted: list[str] = []
-        if not self.runner.wait_idle(grace):
+        if not self.runner.wait_idle(grace - reserve):
             running = self.runner.running()
             interrupted = [p.schedule for p in running]
             log.warning("audits_interrupted", schedules=interrupted, grace_s=grace)
             self.runner.interrupt_all()
-            # An interrupted audit stops at its next iteration; a query in flight ends at its maxTimeMS.
-            if not self.runner.wait_idle(self.settings.max_time_ms / 1000 + 5):
+            if not self.runner.wait_idle(reserve):
                 current = self.scheduler.schedules
                 for p in self.runner.running():
                     if current and p.schedule in current.schedules:
@@ -331,7 +386,7 @@ class Daemon:
                                                            "interrupted at shutdown while a query was running",
                                                            reason="interrupted")
                         self.runner.finish(p.schedule, report)
-        left = self.runner.drain()
+        left = self.runner.drain(wait_s=_FINAL_DRAIN_WAIT_S)
         if left:
             log.warning("shutdown_with_spooled_reports", spooled=left, spool=str(self.spool.directory))
         with contextlib.suppress(StoreError):

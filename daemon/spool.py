@@ -13,14 +13,54 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import structlog
+from pydantic import BaseModel
 
 from agent.report import AuditReport
 
-__all__ = ["Spool"]
+__all__ = ["MAX_DEPTH", "Spool", "serialize", "storable"]
 
 log = structlog.get_logger("argus.spool")
+
+
+MAX_DEPTH = 48  # levels of free-form JSON (a filter, a sample value) kept below a report's own fields
+_CLIPPED = "<nested too deeply to store>"
+
+
+def serialize(report: AuditReport) -> str:
+    """The report as JSON; one that cannot be serialized whole (a filter nested hundreds of levels
+    deep) is stored with its free-form values cut at ``MAX_DEPTH`` levels rather than lost."""
+    try:
+        return report.model_dump_json()
+    except (ValueError, RecursionError):
+        log.warning("report_clipped", run_id=str(report.run_id), max_depth=MAX_DEPTH)
+        return storable(report).model_dump_json()
+
+
+def storable(report: AuditReport) -> AuditReport:
+    """``report`` with every free-form value nested deeper than ``MAX_DEPTH`` replaced by a marker."""
+    clipped = _clip_model(report)
+    assert isinstance(clipped, AuditReport)
+    return clipped
+
+
+def _clip_model(model: BaseModel) -> BaseModel:
+    update = {name: _clip_value(getattr(model, name), 0) for name in type(model).model_fields}
+    return model.model_copy(update=update)
+
+
+def _clip_value(value: Any, depth: int) -> Any:
+    if isinstance(value, BaseModel):
+        return _clip_model(value)
+    if depth >= MAX_DEPTH and isinstance(value, dict | list | tuple):
+        return _CLIPPED
+    if isinstance(value, dict):
+        return {k: _clip_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clip_value(v, depth + 1) for v in value]
+    return value
 
 
 class Spool:
@@ -40,7 +80,7 @@ class Spool:
         fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=".tmp-", suffix=".json")
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(report.model_dump_json())
+                handle.write(serialize(report))
                 handle.flush()
                 os.fsync(handle.fileno())
             os.replace(tmp, final)

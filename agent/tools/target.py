@@ -10,8 +10,9 @@ within the run's remaining time; pymongo errors are translated into ``ToolError`
 ``TargetUnavailable`` here.
 
 An in-process engine (mongomock, behind ``--file``) ignores ``maxTimeMS``, and some of its stages
-take quadratic time on large arrays, so there the same limit is enforced in Argus's process: a
-timer raises ``QueryTimeout`` inside the query when the limit passes. A live server's replies are
+take quadratic time on large arrays, so there each read runs in a forked child killed at the limit
+(``agent.tools.engine_deadline``; a regex holds the interpreter lock, so no thread could stop it),
+and ends in ``QueryTimeout`` as on a server. A live server's replies are
 decoded with ``DATETIME_AUTO``, so a date before year 1 or after 9999 arrives as a ``DatetimeMS``
 instead of failing the whole read.
 """
@@ -19,10 +20,9 @@ instead of failing the whole read.
 from __future__ import annotations
 
 import copy
-import ctypes
+import functools
 import random
 import re
-import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping
@@ -36,6 +36,7 @@ from pymongo.collection import Collection
 
 from agent.errors import QueryTimeout, TargetUnavailable, ToolError
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
+from agent.tools.engine_deadline import within
 
 __all__ = ["AuditTarget", "retry_after_ms"]
 
@@ -69,8 +70,7 @@ class AuditTarget:
     def __init__(self, collection: Any, *, connection_name: str = "default",
                  max_time_ms: int = DEFAULT_MAX_TIME_MS, in_memory: bool | None = None,
                  sleep: Callable[[float], None] = time.sleep, sample_seed: int | None = None) -> None:
-        self._in_process = not isinstance(collection, Collection)
-        if not self._in_process:
+        if isinstance(collection, Collection):
             collection = collection.with_options(codec_options=collection.codec_options.with_options(
                 datetime_conversion=DatetimeConversion.DATETIME_AUTO))
         self._collection = collection
@@ -151,8 +151,9 @@ class AuditTarget:
         while True:
             limit_ms = self._limit_ms()
             try:
-                with _translated(kind), pymongo.timeout(limit_ms / 1000), self._bounded(limit_ms):
-                    result = operation(limit_ms)
+                with _translated(kind), pymongo.timeout(limit_ms / 1000):
+                    result = within(self._collection, limit_ms, functools.partial(operation, limit_ms),
+                                    operation=kind)
                 break
             except _Retry as retry:
                 attempt += 1
@@ -169,14 +170,6 @@ class AuditTarget:
                 raise
         self._record(kind, full_pass, t0)
         return result
-
-    @contextmanager
-    def _bounded(self, limit_ms: int) -> Iterator[None]:
-        if self._in_process:
-            with _in_process_limit(limit_ms):
-                yield
-        else:
-            yield
 
     def _record(self, kind: str, full_pass: bool, t0: float, *, error: str | None = None) -> None:
         record = OperationRecord(kind=kind, full_pass=full_pass and error is None,
@@ -218,42 +211,6 @@ class _Retry(Exception):
 
     def wait_ms(self, attempt: int) -> int:
         return retry_after_ms(self.message, attempt - 1) if self.throttle else _FALLBACK_RETRY_MS * 2 ** attempt
-
-
-class _InProcessTimeout(BaseException):
-    """Raised inside an in-process query by its timer; BaseException so the engine cannot swallow it."""
-
-
-@contextmanager
-def _in_process_limit(limit_ms: int) -> Iterator[None]:
-    """Interrupt the enclosed Python code when ``limit_ms`` passes, as ``maxTimeMS`` does on a server."""
-    thread_id = threading.get_ident()
-    lock = threading.Lock()
-    state = {"done": False, "fired": False}
-
-    def fire() -> None:
-        with lock:
-            if not state["done"]:
-                state["fired"] = True
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
-                                                           ctypes.py_object(_InProcessTimeout))
-
-    timer = threading.Timer(limit_ms / 1000, fire)
-    timer.daemon = True
-    try:
-        try:
-            timer.start()
-            yield
-        finally:
-            timer.cancel()
-            with lock:
-                state["done"] = True
-                if state["fired"]:  # not delivered yet: clear it so it cannot surface later
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id), None)
-    except _InProcessTimeout:
-        pass
-    if state["fired"]:
-        raise mongo_errors.ExecutionTimeout("operation exceeded time limit")
 
 
 def _is_mongomock(collection: Any) -> bool:

@@ -8,9 +8,18 @@ from agent.errors import ArgusError
 from config.settings import Settings
 from daemon.store.embedded import embedded_exists, start_embedded
 from daemon.store.errors import NotFound, StoreError, StoreUnavailable
-from daemon.store.postgres import CollectionRef, Label, PostgresStore, RunSummary, describe_dsn
+from daemon.store.postgres import (
+    LOST_RUN,
+    CollectionRef,
+    Label,
+    PostgresStore,
+    RunSummary,
+    TriggerClaim,
+    describe_dsn,
+)
 
 __all__ = [
+    "LOST_RUN",
     "CollectionRef",
     "Label",
     "NotFound",
@@ -18,6 +27,7 @@ __all__ = [
     "RunSummary",
     "StoreError",
     "StoreUnavailable",
+    "TriggerClaim",
     "describe_store",
     "open_store",
     "store_configured",

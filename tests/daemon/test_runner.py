@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-import textwrap
 import threading
 from datetime import datetime
 from pathlib import Path
 
 import psycopg
-import pytest
-from bson import json_util
 
 from agent.clock import ManualClock
-from config.schedules import ScheduleSet, load_schedules
+from config.schedules import ScheduleSet
 from config.settings import Settings
 from daemon.metrics import Metrics
 from daemon.runner import ScheduleRunner
@@ -21,23 +18,6 @@ from daemon.store import PostgresStore
 
 NOW_TEXT = "2026-05-01T10:00:07+00:00"
 AT = datetime.fromisoformat("2026-05-01T10:00:02+00:00")   # the firing: due at 10:00:02 (slot 10:00 + jitter)
-
-
-@pytest.fixture
-def schedules(tmp_path: Path) -> ScheduleSet:
-    docs = [{"order_no": f"O-{i}", "qty": 1 + i % 5} for i in range(200)]
-    for d in docs[:8]:
-        d["qty"] = str(d["qty"])
-    (tmp_path / "orders.jsonl").write_text("\n".join(json_util.dumps(d) for d in docs))
-    (tmp_path / "schedules.yaml").write_text(textwrap.dedent("""\
-        connections:
-          files: {files: {orders: orders.jsonl, missing: nowhere.jsonl}}
-        defaults: {trigger: {every: 1m}}
-        schedules:
-          - {name: orders, connection: files, database: shop, collection: orders}
-          - {name: broken, connection: files, database: shop, collection: missing}
-    """))
-    return load_schedules(tmp_path / "schedules.yaml")
 
 
 def _runner(store: PostgresStore, tmp_path: Path, replica: str = "r1", spool: str = "spool") -> ScheduleRunner:

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Fault benchmark: real `argus daemon` processes put through kills, crashes and costly queries.
+
+Each fault in ``FAULTS`` runs against its own PostgreSQL database (an embedded server in a scratch
+directory) and prints one line: runs triggered / stored / lost, alerts queued / delivered /
+doubled, and the longest run against its time budget. A run is *lost* when an audit started and
+nothing of it was stored (not even as failed); an alert is *doubled* when the receiver got it more
+than once. Target: 0 lost, 0 doubled, no run longer than its budget + 10 s. Exits 1 when a fault
+misses the target, 2 when nothing was measured.
+
+Usage: python bench/faults.py [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as `python bench/faults.py`: bench/ must not shadow the `daemon` package; the repository
+# root holds `tests`, whose daemon and receiver helpers this script drives.
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+
+import argparse
+import signal
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import make_conninfo
+
+from agent.llm.local_server import LocalChatServer, tool_reply
+from daemon.store.embedded import start_embedded
+from tests.daemon.alerts.receiver import Receiver
+from tests.daemon.process import DaemonProcess
+from tests.faults.scenarios import kill_postmaster, slow_collection, write_schedules
+
+GRACE_S = 10.0
+
+
+@dataclass
+class Scene:
+    """What one fault needs: a scratch directory, a database, an alert receiver, the daemons it ran."""
+
+    work: Path
+    dsn: str | None
+    receiver: Receiver
+    daemons: list[DaemonProcess] = field(default_factory=list)
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {"ARGUS_DATA_DIR": str(self.work / "data"), "ARGUS_RELOAD_POLL_S": "0.2",
+               "FAULT_HOOK_URL": f"{self.receiver.url}/hook", **extra}
+        if self.dsn:
+            env["ARGUS_DATABASE_URL"] = self.dsn
+        return env
+
+    def daemon(self, path: Path, **extra: str) -> DaemonProcess:
+        d = DaemonProcess(path, self.env(**extra), self.work / f"daemon-{len(self.daemons)}.log")
+        self.daemons.append(d)
+        return d
+
+    def alerts(self) -> dict[str, Any]:
+        return {"alerts": {"failed_runs": 1, "min_severity": "critical", "new_persistent": False,
+                           "channels": {"hook": {"type": "webhook", "url_env": "FAULT_HOOK_URL"}}}}
+
+
+@dataclass(frozen=True)
+class Fault:
+    name: str
+    run: Callable[[Scene], str | None]  # the history DSN it stored into (None: the scene's)
+    embedded: bool = False              # the daemon starts its own embedded PostgreSQL
+
+
+# --- the faults ------------------------------------------------------------------------------
+
+def _sigkill_mid_audit(scene: Scene) -> None:
+    path = scene.work / "schedules.yaml"
+    write_schedules(path, {"orders": slow_collection(scene.work)}, extra=scene.alerts())
+    first = scene.daemon(path)
+    first.wait_until("the audit under way", lambda: bool(first.status()["in_progress"]))
+    first.kill()
+    second = scene.daemon(path)
+    second.wait_until("the trigger run again", lambda: any(
+        s["last_run"] and s["last_run"]["outcome"] == "succeeded" for s in second.status()["schedules"]), timeout=120)
+    second.wait_until("alerts out", lambda: second.metric("argus_alerts_pending") == 0)
+    time.sleep(2)
+    second.stop()
+
+
+def _sigterm_mid_audit(scene: Scene) -> None:
+    path = scene.work / "schedules.yaml"
+    write_schedules(path, {"orders": slow_collection(scene.work, documents=20000)}, extra=scene.alerts())
+    daemon = scene.daemon(path, ARGUS_SHUTDOWN_GRACE_S="2")
+    daemon.wait_until("the audit under way", lambda: bool(daemon.status()["in_progress"]))
+    daemon.stop()
+
+
+def _embedded_postgres_killed(scene: Scene) -> None:
+    path = scene.work / "schedules.yaml"
+    write_schedules(path, {"orders": slow_collection(scene.work, documents=300)}, every="2s")
+    daemon = scene.daemon(path)
+    daemon.wait_until("a stored run", lambda: daemon.metric("argus_audit_runs_total") >= 1
+                      and daemon.metric("argus_spool_reports") == 0)
+    kill_postmaster(scene.work / "data" / "pgdata")
+    daemon.wait_until("the restart", lambda: daemon.metric("argus_embedded_database_restarts_total") >= 1,
+                      timeout=120)
+    before = daemon.metric("argus_audit_runs_total")
+    daemon.wait_until("runs stored again", lambda: daemon.metric("argus_audit_runs_total") >= before + 2
+                      and daemon.metric("argus_spool_reports") == 0, timeout=120)
+    daemon.stop()
+
+
+def _llm_scene(scene: Scene, replies: list[Any], *, docs: str, budget: str, name: str = "orders") -> None:
+    """One schedule whose planner is scripted by a local OpenAI-compatible server."""
+    server = LocalChatServer(replies, default=tool_reply("conclude", {})).start()
+    try:
+        data = scene.work / f"{name}.jsonl"
+        data.write_text(docs)
+        path = scene.work / "schedules.yaml"
+        write_schedules(path, {name: data}, time_budget=budget, max_time_ms=600000, planner="llm",
+                        llm={"model": "m", "base_url": server.base_url, "max_retries": 0})
+        daemon = scene.daemon(path)
+        daemon.wait_until("the run finished", lambda: daemon.metric("argus_audit_runs_total") >= 1, timeout=120)
+        daemon.stop()
+    finally:
+        server.stop()
+
+
+def _catastrophic_regex(scene: Scene) -> None:
+    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "^(a+)+$"}}, "limit": 0})],
+               docs="".join(f'{{"order_no": "O-{i}", "email": "{"a" * 40}!"}}\n' for i in range(50)), budget="5s")
+
+
+def _huge_unwind(scene: Scene) -> None:
+    big = "[" + ",".join(str(i) for i in range(100_000)) + "]"
+    _llm_scene(scene, [tool_reply("get_stats", {"field": "arr"})] * 3,
+               docs="".join(f'{{"order_no": "O-{i}", "arr": {big}}}\n' for i in range(20)), budget="3s")
+
+
+def _nested_filter(scene: Scene) -> None:
+    nested: dict[str, Any] = {"qty": {"$gt": 0}}
+    for _ in range(200):
+        nested = {"$and": [nested]}
+    _llm_scene(scene, [tool_reply("run_query", {"filter": nested, "limit": 0})],
+               docs="".join(f'{{"order_no": "O-{i}", "qty": {i % 5}}}\n' for i in range(100)), budget="30s")
+
+
+FAULTS: list[Fault] = [
+    Fault("sigkill-mid-audit", _sigkill_mid_audit),
+    Fault("sigterm-mid-audit", _sigterm_mid_audit),
+    Fault("embedded-postgres-killed", _embedded_postgres_killed, embedded=True),
+    Fault("in-memory-catastrophic-regex", _catastrophic_regex),
+    Fault("in-memory-unwind-100k", _huge_unwind),
+    Fault("llm-filter-nested-200", _nested_filter),
+]
+# Model-endpoint faults (a server answering 500, 429 with Retry-After, a non-JSON 200, nothing at
+# all, one byte at a time) belong here too, as Fault(name, scene function) entries built on
+# `_llm_scene` with the local server's scripted replies.
+
+
+# --- measuring -------------------------------------------------------------------------------
+
+@dataclass
+class Measured:
+    triggered: int
+    stored: int
+    lost: int
+    queued: int
+    delivered: int
+    doubled: int
+    longest_s: float
+    budget_s: float
+
+    def ok(self) -> bool:
+        return self.lost == 0 and self.doubled == 0 and self.longest_s <= self.budget_s + GRACE_S
+
+    def line(self, name: str) -> str:
+        return (f"{name:30s} runs triggered {self.triggered} / stored {self.stored} / lost {self.lost}   "
+                f"alerts queued {self.queued} / delivered {self.delivered} / doubled {self.doubled}   "
+                f"longest run {self.longest_s:.1f}s vs budget {self.budget_s:.0f}s   "
+                f"{'ok' if self.ok() else 'MISSED'}")
+
+
+def measure(scene: Scene, dsn: str) -> Measured:
+    started = {e["run_id"] for d in scene.daemons for e in d.events() if e["event"] == "audit_started"}
+    with psycopg.connect(dsn) as conn:
+        runs = conn.execute("select id::text, duration_s, error, (report->'options'->>'time_budget_s')::float "
+                            "from runs").fetchall()
+        queued, delivered = conn.execute("select count(*), count(*) filter (where status = 'delivered') "
+                                         "from alert_outbox").fetchone() or (0, 0)
+    stored = {r[0] for r in runs}
+    timed = [(r[1], r[3]) for r in runs if not str(r[2] or "").startswith("lost: ")]  # a lost run has no duration
+    longest, budget = max(timed, default=(0.0, 0.0))
+    received = Counter(r.headers.get("x-argus-dedup-key") or r.body for r in scene.receiver.requests)
+    return Measured(triggered=len(started | stored), stored=len(stored), lost=len(started - stored),
+                    queued=int(queued), delivered=int(delivered),
+                    doubled=sum(n - 1 for n in received.values()), longest_s=float(longest),
+                    budget_s=float(budget or 0.0))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*", help="run only these faults", default=None)
+    args = parser.parse_args()
+    faults = [f for f in FAULTS if not args.only or f.name in args.only]
+    measured: list[Measured] = []
+    with tempfile.TemporaryDirectory(prefix="argus-faults-") as scratch:
+        pg = start_embedded(Path(scratch) / "pg")
+        try:
+            for fault in faults:
+                work = Path(scratch) / fault.name
+                work.mkdir()
+                dsn = None
+                if not fault.embedded:
+                    name = f"faults_{uuid.uuid4().hex[:8]}"
+                    with psycopg.connect(pg.admin_uri(), autocommit=True) as conn:
+                        conn.execute(f'create database "{name}"')
+                    dsn = make_conninfo(pg.admin_uri(), dbname=name)
+                scene = Scene(work=work, dsn=dsn, receiver=Receiver().start())
+                try:
+                    fault.run(scene)
+                    if fault.embedded:
+                        own = start_embedded(work / "data")
+                        try:
+                            result = measure(scene, own.uri)
+                        finally:
+                            own.server.cleanup()
+                    else:
+                        assert dsn is not None
+                        result = measure(scene, dsn)
+                except AssertionError as exc:
+                    print(f"{fault.name:30s} NOT MEASURED: {str(exc).splitlines()[0]}", flush=True)
+                    continue
+                finally:
+                    for d in scene.daemons:
+                        if d.proc.poll() is None:
+                            d.proc.send_signal(signal.SIGKILL)
+                            d.proc.wait()
+                    scene.receiver.stop()
+                measured.append(result)
+                print(result.line(fault.name), flush=True)
+        finally:
+            pg.server.cleanup()
+    if not measured or not any(m.triggered for m in measured):
+        print("measured nothing", file=sys.stderr)
+        return 2
+    return 0 if all(m.ok() for m in measured) and len(measured) == len(faults) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
