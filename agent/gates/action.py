@@ -11,8 +11,9 @@ from agent.ejson import canonical_key, decode
 from agent.errors import QueryRefused
 from agent.gates.base import RuleGate, fail, warn
 from agent.state import AgentAction, AgentState, RuleResult
+from agent.tools.count_many import count_many_pipeline
 from agent.tools.guard import check_field_path, check_filter, check_projection
-from agent.tools.models import GetStatsInput, RunQueryInput
+from agent.tools.models import CountManyInput, GetStatsInput, RunQueryInput
 from agent.tools.registry import TOOLS
 
 __all__ = ["ProposedAction", "action_gate", "action_key", "parse_action"]
@@ -70,6 +71,8 @@ def _read_only(p: ProposedAction, state: AgentState) -> RuleResult | None:
                 check_filter(decode(p.params.filter))
             if p.params.value_filter is not None:
                 check_filter({"v": decode(p.params.value_filter)}, where="value_filter")
+        elif isinstance(p.params, CountManyInput):
+            count_many_pipeline(p.params)
     except QueryRefused as exc:
         return fail("read_only", str(exc))
     except (ValueError, TypeError) as exc:

@@ -13,6 +13,8 @@ from pydantic import BaseModel
 from agent.findings import WriteFindingInput
 from agent.tools.models import (
     ConcludeInput,
+    CountManyInput,
+    CountManyResult,
     GetStatsInput,
     RunQueryInput,
     RunQueryResult,
@@ -23,7 +25,7 @@ from agent.tools.models import (
 
 __all__ = ["TOOLS", "ActionName", "ToolSpec"]
 
-ActionName = Literal["schema_sample", "run_query", "get_stats", "write_finding", "conclude"]
+ActionName = Literal["schema_sample", "run_query", "get_stats", "count_many", "write_finding", "conclude"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,10 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec("get_stats", "Exact statistics of one field computed by the server: count, min, max, "
                  "avg, distinct, value_counts (top 1,000 with counts), duplicates (values seen more than once).",
                  GetStatsInput, StatsResult, True),
+        ToolSpec("count_many", "Many exact counts in one pass over the collection: each query's matched_count "
+                 "equals run_query's (count_documents) and counts as run evidence; examples_of fetches a few "
+                 "values; stats are get_stats operations computed in the same pass. Prefer it to many run_query.",
+                 CountManyInput, CountManyResult, True),
         ToolSpec("write_finding", "Commit a confirmed finding. affected_count must equal the matched_count "
                  "of its evidence_query, which must have been run with run_query in this audit.",
                  WriteFindingInput, None, False),
