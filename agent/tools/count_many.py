@@ -5,7 +5,9 @@ branch, so its count uses the query language exactly as ``count_documents`` does
 ``count_documents`` is itself ``$match`` then a sum): nulls, missing fields and arrays behave the
 same, and each filter is on its own a standalone evidence query reproducing its count. Examples
 are ``[$match, $limit, $project]`` branches; statistics are the ``get_stats`` pipelines. The
-server reads the collection once, whatever the number of branches. ``$facet`` runs on MongoDB
+server reads the collection once, whatever the number of branches. A batch of counts alone is
+preceded by the ``$or`` of its filters (every count stays exact: a document one filter matches
+also matches the ``$or``), so the branches see only the suspect documents. ``$facet`` runs on MongoDB
 3.4+, Azure Cosmos DB for MongoDB (RU, 4.2+ API; vCore) and mongomock.
 """
 
@@ -82,6 +84,10 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
         for j, branch in enumerate(_stats_branches(stat, query, value_filter)):
             facet[f"s{i}_{j}"] = branch
     pipeline = [{"$facet": facet}] if facet else []
+    if filters and not params.stats:
+        # Only documents some filter matches can change a count or be an example: the rest
+        # are dropped before the branches, so each branch scans the few suspects, not the collection.
+        pipeline.insert(0, {"$match": filters[0] if len(filters) == 1 else {"$or": filters}})
     check_pipeline(pipeline)
     return pipeline, filters
 

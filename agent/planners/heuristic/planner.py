@@ -1,12 +1,12 @@
 """The heuristic planner: a deterministic audit that needs no language model.
 
 It samples the collection, turns every field's statistics into hypotheses (data, not queries
-sent one by one), and confirms them all in two passes over the collection with ``count_many``:
+sent one by one), and confirms them all in three passes over the collection with ``count_many``:
 
-1. every hypothesis's exact count, plus the server-side statistics some verdicts need (exact
-   value counts of categorical fields, duplicates of key-like fields, the values nearest each
-   statistical fence);
-2. the evidence of each finding: its exact count (for evidence built from pass 1, such as an
+1. every hypothesis's exact count;
+2. the server-side statistics some verdicts need: exact value counts of categorical fields,
+   duplicates of key-like fields, the values nearest each statistical fence;
+3. the evidence of each finding: its exact count (for evidence built from pass 2, such as an
    enum's bad values) and a few example values.
 
 The sample only decides which hypotheses to ask, with generous margins; every verdict comes from
@@ -187,15 +187,18 @@ class HeuristicPlanner:
         fields = sorted((f for f in schema.fields if f.queryable and f.path != "_id"), key=lambda f: f.path)
         plan = _hypotheses(fields, now)
         queries = _unique([c.query for c in plan.checks])
-        first = yield from self._batch(queries, [p.spec for p in plan.probes],
-                                       f"confirm {len(plan.checks)} hypotheses on {len(fields)} fields in one pass")
-        if first is None:
-            return
-        counts = {filter_key(encode(q)): c.matched_count for q, c in zip(queries, first.counts, strict=True)}
+        counted = yield from self._batch(queries, [], f"count {len(plan.checks)} hypotheses on {len(fields)} "
+                                                      f"fields in one pass")
+        measured = yield from self._batch([], [p.spec for p in plan.probes],
+                                          f"compute {len(plan.probes)} statistics in one pass")
         size = max(state.collection_size, 1)
-        confirmed = [c for c in plan.checks if counts.get(filter_key(encode(c.query)), 0) > 0
-                     and (c.max_share is None or counts[filter_key(encode(c.query))] <= c.max_share * size)]
-        confirmed += _from_statistics(plan, first.stats, size)
+        confirmed: list[_Check] = []
+        if counted is not None:
+            counts = {filter_key(encode(q)): c.matched_count for q, c in zip(queries, counted.counts, strict=True)}
+            confirmed = [c for c in plan.checks if counts.get(filter_key(encode(c.query)), 0) > 0
+                         and (c.max_share is None or counts[filter_key(encode(c.query))] <= c.max_share * size)]
+        if measured is not None:
+            confirmed += _from_statistics(plan, measured.stats, size)
         confirmed = _one_per_field_and_category(confirmed)
         if confirmed:
             second = yield from self._batch([c.query for c in confirmed], [],

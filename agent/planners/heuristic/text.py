@@ -195,9 +195,30 @@ def string_format(stats: StringStats, *, code: bool = False) -> FormatSpec | Non
         matched = stats.formats.get(name, 0)
         if matched >= FORMAT_SHARE * filled:
             return FormatSpec(name, FORMATS[name], matched / filled, matched)
-    if stats.shapes:
-        shape, n = stats.shapes[0]
+    general: dict[str, int] = {}
+    for shape, n in stats.shapes:
+        key = _runs(shape) if code else shape  # in free text, runs of different lengths are different words
+        general[key] = general.get(key, 0) + n
+    if general:
+        shape, n = max(general.items(), key=lambda kv: (kv[1], kv[0]))
         regex = _shape_regex(shape)
         if regex and n >= (CODE_SHAPE_SHARE if code else SHAPE_SHARE) * filled:
             return FormatSpec("shape " + shape, regex, n / filled, n)
     return None
+
+
+def _runs(shape: str) -> str:
+    """The shape with every class written as a run (``+9 (9+)`` → ``+9+ (9+)``): one digit or
+    three in a country code are the same format."""
+    out: list[str] = []
+    runnable = False
+    for ch in shape:
+        if ch == "+" and runnable:
+            runnable = False  # the run marker of the class just written
+        elif ch in _CLASS_REGEX:
+            out.append(ch + "+")
+            runnable = True
+        else:
+            out.append(ch)
+            runnable = False
+    return "".join(out)
