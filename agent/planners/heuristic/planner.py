@@ -205,8 +205,8 @@ class HeuristicPlanner:
                                             f"count and show the evidence of {len(confirmed)} findings",
                                             examples_of=[c.path for c in confirmed])
             if second is not None:
-                for check, counted in zip(confirmed, second.counts, strict=True):
-                    yield from self._write(state, check, counted.filter, counted.matched_count, counted.documents)
+                for check, evidence in zip(confirmed, second.counts, strict=True):
+                    yield from self._write(state, check, evidence.filter, evidence.matched_count, evidence.documents)
         obs = yield AgentAction(action="conclude", reasoning="all fields checked")
         if obs is not None and obs.kind == "run_rejected":
             missing = [p for p in state.auditable_fields() if p not in state.fields_investigated]
