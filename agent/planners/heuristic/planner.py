@@ -150,6 +150,8 @@ class _Plan:
     checks: list[_Check] = field(default_factory=list)
     probes: list[_Probe] = field(default_factory=list)
     outliers: dict[str, tuple[list[dict[str, Any]], list[str], bool]] = field(default_factory=dict)
+    # (documents with a value beyond the fence, the probes that check its gap when there are any)
+    fences: list[tuple[dict[str, Any], list[_Probe]]] = field(default_factory=list)
 
 
 class HeuristicPlanner:
@@ -186,19 +188,21 @@ class HeuristicPlanner:
         now = self._clock.now()
         fields = sorted((f for f in schema.fields if f.queryable and f.path != "_id"), key=lambda f: f.path)
         plan = _hypotheses(fields, now)
-        queries = _unique([c.query for c in plan.checks])
-        counted = yield from self._batch(queries, [], f"count {len(plan.checks)} hypotheses on {len(fields)} "
+        queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences])
+        counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
                                                       f"fields in one pass")
-        measured = yield from self._batch([], [p.spec for p in plan.probes],
-                                          f"compute {len(plan.probes)} statistics in one pass")
         size = max(state.collection_size, 1)
         confirmed: list[_Check] = []
+        counts: dict[str, int] = {}
         if counted is not None:
             counts = {filter_key(encode(q)): c.matched_count for q, c in zip(queries, counted.counts, strict=True)}
             confirmed = [c for c in plan.checks if counts.get(filter_key(encode(c.query)), 0) > 0
                          and (c.max_share is None or counts[filter_key(encode(c.query))] <= c.max_share * size)]
+        # A fence's gap is measured only when something lies beyond it.
+        probes = plan.probes + [p for q, pair in plan.fences if counts.get(filter_key(encode(q)), 0) for p in pair]
+        measured = yield from self._batch([], [p.spec for p in probes], f"compute {len(probes)} statistics in one pass")
         if measured is not None:
-            confirmed += _from_statistics(plan, measured.stats, size)
+            confirmed += _from_statistics(plan, probes, measured.stats, size)
         confirmed = _one_per_field_and_category(confirmed)
         if confirmed:
             second = yield from self._batch([c.query for c in confirmed], [],
@@ -373,10 +377,10 @@ def _ranges(path: str, ranges: Any, plan: _Plan, *, dates: bool) -> None:
         beyond, within = ("$gt", "$lte") if fence.side == "above" else ("$lt", "$gte")
         nearest, inner = ("min", "max") if fence.side == "above" else ("max", "min")
         at = encode(_bound(fence.at, dates))
-        plan.probes.append(_Probe(path, "fence_out", {"field": path, "operation": nearest,
-                                                      "value_filter": {beyond: at}}, fence, dates))
-        plan.probes.append(_Probe(path, "fence_in", {"field": path, "operation": inner,
-                                                     "value_filter": {within: at}}, fence, dates))
+        outside = {"field": path, "operation": nearest, "value_filter": {beyond: at}}
+        inside = {"field": path, "operation": inner, "value_filter": {within: at}}
+        plan.fences.append(({path: {beyond: _bound(fence.at, dates)}}, [
+            _Probe(path, "fence_out", outside, fence, dates), _Probe(path, "fence_in", inside, fence, dates)]))
 
 
 def _outlier_why(dates: bool) -> str:
@@ -467,10 +471,10 @@ def _scalar(value: Any) -> float | None:
     return float(value)
 
 
-def _from_statistics(plan: _Plan, stats: list[StatsResult], size: int) -> list[_Check]:
+def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult], size: int) -> list[_Check]:
     out: list[_Check] = []
     fences: dict[tuple[str, str], dict[str, Any]] = {}
-    for probe, result in zip(plan.probes, stats, strict=True):
+    for probe, result in zip(probes, stats, strict=True):
         if probe.kind == "enum":
             check = _enum_check(probe.path, result)
         elif probe.kind == "duplicates":
