@@ -201,8 +201,8 @@ class HeuristicPlanner:
         # A fence's gap is measured only when something lies beyond it.
         probes = plan.probes + [p for q, pair in plan.fences if counts.get(filter_key(encode(q)), 0) for p in pair]
         measured = yield from self._batch([], [p.spec for p in probes], f"compute {len(probes)} statistics in one pass")
-        if measured is not None:
-            confirmed += _from_statistics(plan, probes, measured.stats, size)
+        if measured is not None:  # a verified fence widens the hard rules' evidence: it goes first
+            confirmed = _from_statistics(plan, probes, measured.stats, size) + confirmed
         confirmed = _one_per_field_and_category(confirmed)
         if confirmed:
             second = yield from self._batch([c.query for c in confirmed], [],

@@ -82,3 +82,14 @@ def test_an_audit_reads_the_collection_at_most_four_times() -> None:
     assert len(report.findings) == 10
     passes = [name for name, _ in recording.calls if name in ("find", "count_documents", "aggregate")]
     assert len(passes) - 1 <= 4  # the first aggregate is the $sample
+
+
+def test_an_outlier_finding_counts_both_impossible_and_detached_values() -> None:
+    docs = bookings()
+    for d in docs[:12]:
+        d["fare"] = -d["fare"]
+    for d in docs[12:20]:
+        d["fare"] = 9_999_999.0
+    report = _audit(_collection(docs))
+    fare = next(f for f in report.findings if (f.field, f.category.value) == ("fare", "outlier_value"))
+    assert fare.affected_count == 20
