@@ -59,14 +59,16 @@ def test_phone_numbers_starting_with_plus_get_a_valid_pattern_and_a_finding() ->
 
 
 def test_the_same_data_gives_the_same_findings_whatever_the_sample() -> None:
-    docs, _ = damaged("duplicate_key", 0.004)  # 3 pairs: a random sample of 1,000 rarely holds one
+    docs, _ = damaged("duplicate_key", 0.004)  # 3 pairs: whether the sample holds one is chance
+    for d in docs:  # a name that does not say "key": only the values' shape (BK-200004) does
+        d["voucher"] = d.pop("booking_ref")
     coll = _collection(docs)
     runs = []
     for seed in range(4):
         mongomock.aggregate._random.seed(seed)  # a different $sample each run
         report = _audit(coll)
         runs.append(sorted((f.field, f.category.value, f.severity.value, f.affected_count) for f in report.findings))
-    assert runs[0] == [("booking_ref", "duplicate_value", "high", 6)]
+    assert runs[0] == [("voucher", "duplicate_value", "medium", 6)]
     assert all(run == runs[0] for run in runs)
 
 
