@@ -35,8 +35,11 @@ from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord
 from agent.tools import get_stats, run_query, schema_sample
 from agent.tools.accounting import DatabaseCost
+from agent.tools.count_many import count_many
 from agent.tools.guard import filter_fields
 from agent.tools.models import (
+    CountManyInput,
+    CountManyResult,
     GetStatsInput,
     RunQueryInput,
     RunQueryResult,
@@ -213,6 +216,8 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
             result = run_query(target, params)
         elif isinstance(params, GetStatsInput):
             result = get_stats(target, params)
+        elif isinstance(params, CountManyInput):
+            result = count_many(target, params)
         else:  # pragma: no cover - the registry lists exactly these read tools
             raise ToolError(f"{name} is not a read tool")
     except TargetUnavailable as exc:
@@ -244,6 +249,10 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         state.fields_investigated.update(fields)
         record.fields = fields
         entry.observation = _stats_summary(result)
+    elif isinstance(result, CountManyResult):
+        _record_batch(state, result, record)
+        entry.observation = (f"counted {len(result.counts)} queries and {len(result.stats)} statistics "
+                             f"in one pass; {sum(1 for c in result.counts if c.matched_count)} queries matched")
     state.queries_run.append(record)
     state.last_observation = Observation("result", name, result=result)
     state.last_critique = None
@@ -277,6 +286,24 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
         log.info("anomaly_committed", field=finding.field, category=finding.category.value,
                  severity=finding.severity.value)
     return snapshot, notes
+
+
+def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord) -> None:
+    """Each counted filter of a batch is evidence exactly as a ``run_query`` of it would be: the
+    same query-language match, counted over the whole collection, recorded with its count."""
+    fields: set[str] = set()
+    for counted in result.counts:
+        key = filter_key(counted.filter)
+        paths = sorted(filter_fields(decode(counted.filter)))
+        state.evidence_counts[key] = counted.matched_count
+        state.queries_run.append(QueryRecord(iteration=state.iteration, tool="count_many", key=f"{record.key}#{key}",
+                                             filter_key=key, matched_count=counted.matched_count, fields=paths))
+        fields.update(paths)
+    for stats in result.stats:
+        fields.add(stats.field)
+        fields.update(filter_fields(decode(stats.filter_used or {})))
+    state.fields_investigated.update(fields)
+    record.fields = sorted(fields)
 
 
 def _stats_summary(result: StatsResult) -> str:

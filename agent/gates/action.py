@@ -11,9 +11,10 @@ from agent.ejson import canonical_key, decode
 from agent.errors import QueryRefused
 from agent.gates.base import RuleGate, fail, warn
 from agent.state import AgentAction, AgentState, RuleResult
+from agent.tools.count_many import count_many_pipeline
 from agent.tools.guard import check_field_path, check_filter, check_projection
-from agent.tools.models import GetStatsInput, RunQueryInput
-from agent.tools.registry import TOOLS
+from agent.tools.models import CountManyInput, GetStatsInput, RunQueryInput
+from agent.tools.registry import ALL_TOOLS
 
 __all__ = ["ProposedAction", "action_gate", "action_key", "parse_action"]
 
@@ -27,7 +28,7 @@ class ProposedAction:
 
 def parse_action(action: AgentAction) -> ProposedAction:
     """Validate ``action_input`` against the tool's input model; keep the error for the gate."""
-    spec = TOOLS[action.action]
+    spec = ALL_TOOLS[action.action]
     try:
         return ProposedAction(action, spec.input_model.model_validate(action.action_input))
     except ValidationError as exc:
@@ -70,6 +71,8 @@ def _read_only(p: ProposedAction, state: AgentState) -> RuleResult | None:
                 check_filter(decode(p.params.filter))
             if p.params.value_filter is not None:
                 check_filter({"v": decode(p.params.value_filter)}, where="value_filter")
+        elif isinstance(p.params, CountManyInput):
+            count_many_pipeline(p.params)
     except QueryRefused as exc:
         return fail("read_only", str(exc))
     except (ValueError, TypeError) as exc:
@@ -78,7 +81,7 @@ def _read_only(p: ProposedAction, state: AgentState) -> RuleResult | None:
 
 
 def _no_repeat_query(p: ProposedAction, state: AgentState) -> RuleResult | None:
-    if p.params is None or not TOOLS[p.action.action].reads_database:
+    if p.params is None or not ALL_TOOLS[p.action.action].reads_database:
         return None
     try:
         key = action_key(p.action.action, p.params)

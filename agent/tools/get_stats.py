@@ -14,7 +14,7 @@ from agent.tools.guard import check_field_path, check_filter, check_pipeline
 from agent.tools.models import DISTINCT_CAP, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["build_pipeline", "get_stats"]
+__all__ = ["build_pipeline", "duplicate_branches", "get_stats", "stats_result"]
 
 
 def _values(field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -45,12 +45,20 @@ def build_pipeline(field: str, operation: str, query: dict[str, Any] | None,
         return [*base, {"$group": {"_id": "$v", "n": {"$sum": 1}}}, {"$sort": {"n": -1}},
                 {"$limit": DISTINCT_CAP + 1}]
     if operation == "duplicates":
-        return [*base, {"$group": {"_id": "$v", "n": {"$sum": 1}}}, {"$match": {"n": {"$gt": 1}}},
-                {"$facet": {
-                    "top": [{"$sort": {"n": -1}}, {"$limit": DISTINCT_CAP + 1}],
-                    "totals": [{"$group": {"_id": None, "values": {"$sum": 1}, "documents": {"$sum": "$n"}}}],
-                }}]
+        top, totals = duplicate_branches(field, query, value_filter)
+        shared = len(base) + 2
+        return [*top[:shared], {"$facet": {"top": top[shared:], "totals": totals[shared:]}}]
     raise ValueError(f"unknown operation {operation!r}")
+
+
+def duplicate_branches(field: str, query: dict[str, Any] | None,
+                       value_filter: dict[str, Any] | None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The two pipelines behind ``duplicates``: the most repeated values, and the totals. Kept
+    apart so a caller that is already inside a ``$facet`` (which cannot nest) can run both."""
+    repeated = [*_values(field, query, value_filter), {"$group": {"_id": "$v", "n": {"$sum": 1}}},
+                {"$match": {"n": {"$gt": 1}}}]
+    return ([*repeated, {"$sort": {"n": -1}}, {"$limit": DISTINCT_CAP + 1}],
+            [*repeated, {"$group": {"_id": None, "values": {"$sum": 1}, "documents": {"$sum": "$n"}}}])
 
 
 def _sort_key(item: dict[str, Any]) -> tuple[int, str]:
@@ -67,7 +75,13 @@ def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
         check_filter({"v": value_filter}, where="value_filter")
     pipeline = build_pipeline(params.field, params.operation, query, value_filter)
     check_pipeline(pipeline)
-    rows = target.aggregate(pipeline)
+    return stats_result(params, target.name, target.aggregate(pipeline), query, pipeline)
+
+
+def stats_result(params: GetStatsInput, collection: str, rows: list[Any], query: dict[str, Any] | None,
+                 pipeline: list[dict[str, Any]]) -> StatsResult:
+    """The result of one operation from the rows its pipeline returned (for duplicates, one
+    document ``{"top": [...], "totals": [...]}``)."""
     capped = False
     totals: dict[str, int] | None = None
     value: Any
@@ -92,7 +106,7 @@ def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
         tot = facet.get("totals") or [{"values": 0, "documents": 0}]
         totals = {"values": int(tot[0]["values"]), "documents": int(tot[0]["documents"])}
     return StatsResult(
-        collection=target.name,
+        collection=collection,
         field=params.field,
         operation=op,
         value=value,

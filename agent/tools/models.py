@@ -17,6 +17,10 @@ __all__ = [
     "SAMPLE_SIZE_MAX",
     "ArrayStats",
     "ConcludeInput",
+    "CountManyInput",
+    "CountManyResult",
+    "CountQuery",
+    "CountedQuery",
     "DateStats",
     "FieldStats",
     "GetStatsInput",
@@ -181,6 +185,37 @@ class StatsResult(BaseModel):
     totals: dict[str, int] | None = Field(None, description="duplicates: {'values': groups, 'documents': n}")
     filter_used: dict[str, Any] | None = None
     query_used: str = Field(description="the pipeline that was run, as JSON")
+
+
+# --- count_many ------------------------------------------------------------------------------
+
+COUNT_MANY_MAX = 2000
+EXAMPLES_MAX = 20
+
+
+class CountQuery(_Input):
+    filter: dict[str, Any] = Field(description="MongoDB filter, Extended JSON")
+    examples_of: str | None = Field(None, description="also return a few values of this field from matching documents")
+    examples: int = Field(5, ge=1, le=EXAMPLES_MAX)
+
+
+class CountManyInput(_Input):
+    queries: list[CountQuery] = Field(default_factory=list, max_length=COUNT_MANY_MAX)
+    stats: list[GetStatsInput] = Field(default_factory=list, max_length=COUNT_MANY_MAX,
+                                       description="per-field statistics (as get_stats), computed in the same pass")
+
+
+class CountedQuery(BaseModel):
+    filter: dict[str, Any]
+    matched_count: int = Field(description="exactly count_documents(filter) over the whole collection")
+    documents: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class CountManyResult(BaseModel):
+    collection: str
+    counts: list[CountedQuery]
+    stats: list[StatsResult]
+    query_used: str = Field(description="the pipeline that was run, as JSON (cut at 2,000 characters)")
 
 
 # --- conclude --------------------------------------------------------------------------------

@@ -1,6 +1,9 @@
 """One registry describes each tool once: name, purpose, input and result schema.
 
 Planners, the action gate (input shape) and the LLM tool schemas all read this table.
+``TOOLS`` are the tools offered to language models; ``ALL_TOOLS`` adds ``count_many``, the
+batched confirmation the rule planner uses, which the loop and gates accept from any planner
+but which is kept out of model prompts (its schema would cost every request tokens).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from pydantic import BaseModel
 from agent.findings import WriteFindingInput
 from agent.tools.models import (
     ConcludeInput,
+    CountManyInput,
+    CountManyResult,
     GetStatsInput,
     RunQueryInput,
     RunQueryResult,
@@ -21,9 +26,9 @@ from agent.tools.models import (
     StatsResult,
 )
 
-__all__ = ["TOOLS", "ActionName", "ToolSpec"]
+__all__ = ["ALL_TOOLS", "TOOLS", "ActionName", "ToolSpec"]
 
-ActionName = Literal["schema_sample", "run_query", "get_stats", "write_finding", "conclude"]
+ActionName = Literal["schema_sample", "run_query", "get_stats", "count_many", "write_finding", "conclude"]
 
 
 @dataclass(frozen=True)
@@ -53,3 +58,10 @@ TOOLS: dict[str, ToolSpec] = {
         ToolSpec("conclude", "End the audit once enough fields are covered.", ConcludeInput, None, False),
     )
 }
+
+COUNT_MANY = ToolSpec("count_many", "Many exact counts in one pass over the collection: each query's matched_count "
+                      "equals run_query's (count_documents) and counts as run evidence; examples_of fetches a few "
+                      "values; stats are get_stats operations computed in the same pass.",
+                      CountManyInput, CountManyResult, True)
+
+ALL_TOOLS: dict[str, ToolSpec] = {**TOOLS, COUNT_MANY.name: COUNT_MANY}

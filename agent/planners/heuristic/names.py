@@ -27,7 +27,21 @@ _SIGNED_WORDS = {"balance", "delta", "diff", "difference", "change", "offset", "
                  "net", "margin", "variance", "pnl", "gain", "correction", "elevation", "altitude", "z"}
 _NONNEG_WORDS = {"qty", "quantity", "count", "age", "price", "cost", "amount", "total", "duration", "ms",
                  "seconds", "secs", "minutes", "size", "length", "weight", "height", "width", "depth",
-                 "stock", "points", "score", "rating", "views", "clicks", "pages", "items", "units"}
+                 "stock", "points", "score", "rating", "views", "clicks", "pages", "items", "units",
+                 "fare", "fee", "fees", "salary", "wage", "revenue", "payment", "paid", "spend", "spent", "tax",
+                 "subtotal", "volume", "distance", "mass", "kg", "km", "miles", "pieces", "copies", "visits",
+                 "attempts", "retries", "nights", "guests", "seats", "passengers", "bytes", "downloads"}
+# Dates of things that have already happened: a value after the audit's ``now`` is impossible.
+_PAST_WORDS = {"birth", "born", "dob", "birthday", "birthdate", "created", "creation", "shipped", "shipment",
+               "ship", "ordered", "order", "placed", "paid", "purchased", "purchase", "delivered", "registered",
+               "registration", "signup", "signed", "joined", "hired", "admitted", "admission", "discharged",
+               "logged", "login", "updated", "modified", "occurred", "received", "submitted", "completed",
+               "closed", "opened", "inserted", "recorded", "observed", "visited", "seen", "sent", "posted",
+               "published", "issued", "died", "death", "deceased", "enrolled", "ingested", "captured"}
+# ... and of things planned: a future value is their point.
+_FUTURE_WORDS = {"due", "expires", "expiry", "expiration", "expire", "expiring", "scheduled", "deadline", "until",
+                 "next", "planned", "eta", "renewal", "renews", "renew", "valid", "estimated", "appointment",
+                 "start", "starts", "end", "ends", "upcoming", "target", "forecast", "promised", "reminder"}
 
 
 _KEY_WORDS = {"id", "ids", "uuid", "guid", "key", "sku", "number", "num", "no", "nr", "ref", "isbn", "ean", "upc",
@@ -43,6 +57,7 @@ class NameHints:
     nonnegative: bool
     positive: bool                       # zero is impossible too (prices)
     bounds: tuple[float, float] | None   # hard range the values must lie in
+    past_event: bool = False             # a date of something that has happened: never in the future
 
 
 def hints_for(path: str) -> NameHints:
@@ -66,5 +81,6 @@ def hints_for(path: str) -> NameHints:
     positive = "price" in words and not signed
     nonnegative = not signed and (positive or any(w in _NONNEG_WORDS for w in words))
     key = last in _KEY_WORDS and not any(w in _NOT_KEY_WORDS for w in words)
+    past_event = any(w in _PAST_WORDS for w in words) and not any(w in _FUTURE_WORDS for w in words)
     return NameHints(identifier=identifier, key=key, signed=signed, nonnegative=nonnegative, positive=positive,
-                     bounds=bounds)
+                     bounds=bounds, past_event=past_event)

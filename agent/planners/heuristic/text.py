@@ -18,11 +18,13 @@ from agent.tools.models import StringStats
 
 __all__ = ["FormatSpec", "enum_violations", "is_variant", "string_format"]
 
-VARIANT_RATIO = 5          # the explaining value must be at least this many times more frequent
+VARIANT_RATIO = 2          # a misspelling's explaining value must be at least this many times more frequent
+CASE_RATIO = 1.5           # ... and a case or spacing variant's (a minority of any size still is one)
 DOMINANCE_BREAK = 8        # a drop in frequency this steep separates the dominant set from the tail
 TAIL_SHARE = 0.05          # ... when the tail holds at most this share of the values
-FORMAT_SHARE = 0.9         # a well-known format applies when this share of values follows it
+FORMAT_SHARE = 0.5         # a well-known format applies when a clear majority of values follows it
 SHAPE_SHARE = 0.95         # a structural shape applies when this share of values has it
+CODE_SHAPE_SHARE = 0.6     # ... or this share, in a field named as a code (phone, zip, sku)
 UNIT_SHARE = 0.5           # numbers-with-units when at least half the values are written so
 UNIT_KINDS = 20            # ... with at most this many distinct unit texts
 
@@ -110,10 +112,10 @@ def enum_violations(counts: list[tuple[str, int]]) -> dict[str, str]:
             words[token] = words.get(token, 0) + count
     for value, count in ordered:
         for other, other_count in frequent:
-            if other_count < VARIANT_RATIO * count:
+            if other_count < CASE_RATIO * count:
                 break
             why = is_variant(value, other, short_substitutions=value in outsiders, once=count <= 2)
-            if why == "spelling" and not _new_word(value, count, words):
+            if why == "spelling" and (other_count < VARIANT_RATIO * count or not _new_word(value, count, words)):
                 continue  # made of words the field uses elsewhere ("Bo Fox" beside "Jo Fox"): a real value
             if why:
                 found[value] = why
@@ -151,17 +153,38 @@ class FormatSpec:
     violation_matches: bool = False
 
 
+_CLASS_REGEX = {"A": "[A-Z]", "a": "[a-z]", "9": "[0-9]", " ": r"\s"}
+
+
 def _shape_regex(shape: str) -> str | None:
+    """The regex of a shape; every literal character is escaped (``+1-555`` → ``^\\+[0-9]\\-[0-9]+$``).
+
+    In a shape, ``+`` right after a class letter is a run; anywhere else it is the character."""
     if "~" in shape or "…" in shape or not any(c == "9" or not (c.isalpha() or c in " +") for c in shape):
         return None  # words only, or not ASCII: names and prose have no format to break
-    parts = []
+    parts: list[str] = []
+    runnable = False
     for ch in shape:
-        parts.append({"A": "[A-Z]", "a": "[a-z]", "9": "[0-9]", " ": r"\s", "+": "+"}.get(ch) or re.escape(ch))
-    return "^" + "".join(parts) + "$"
+        if ch == "+" and runnable:
+            parts.append("+")
+            runnable = False
+        elif ch in _CLASS_REGEX:
+            parts.append(_CLASS_REGEX[ch])
+            runnable = True
+        else:
+            parts.append(re.escape(ch))
+            runnable = False
+    regex = "^" + "".join(parts) + "$"
+    try:
+        re.compile(regex)
+    except re.error:
+        return None
+    return regex
 
 
-def string_format(stats: StringStats) -> FormatSpec | None:
-    """The format most values of a string field follow, if any."""
+def string_format(stats: StringStats, *, code: bool = False) -> FormatSpec | None:
+    """The format a clear majority of a string field's values follow, if any. ``code``: the
+    field's name says it holds a code (phone, zip), so a dominant shape is learned from a smaller majority."""
     filled = stats.count - stats.empty_count - stats.blank_count - stats.placeholder_count
     if filled < 20:
         return None
@@ -172,9 +195,30 @@ def string_format(stats: StringStats) -> FormatSpec | None:
         matched = stats.formats.get(name, 0)
         if matched >= FORMAT_SHARE * filled:
             return FormatSpec(name, FORMATS[name], matched / filled, matched)
-    if stats.shapes:
-        shape, n = stats.shapes[0]
+    general: dict[str, int] = {}
+    for shape, n in stats.shapes:
+        key = _runs(shape) if code else shape  # in free text, runs of different lengths are different words
+        general[key] = general.get(key, 0) + n
+    if general:
+        shape, n = max(general.items(), key=lambda kv: (kv[1], kv[0]))
         regex = _shape_regex(shape)
-        if regex and n >= SHAPE_SHARE * filled:
+        if regex and n >= (CODE_SHAPE_SHARE if code else SHAPE_SHARE) * filled:
             return FormatSpec("shape " + shape, regex, n / filled, n)
     return None
+
+
+def _runs(shape: str) -> str:
+    """The shape with every class written as a run (``+9 (9+)`` → ``+9+ (9+)``): one digit or
+    three in a country code are the same format."""
+    out: list[str] = []
+    runnable = False
+    for ch in shape:
+        if ch == "+" and runnable:
+            runnable = False  # the run marker of the class just written
+        elif ch in _CLASS_REGEX:
+            out.append(ch + "+")
+            runnable = True
+        else:
+            out.append(ch)
+            runnable = False
+    return "".join(out)

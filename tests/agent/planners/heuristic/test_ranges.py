@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,11 +70,35 @@ def test_clean_amounts_with_a_zero_floor_are_never_flagged(seed: int) -> None:
     assert _flagged(population, rng.sample(population, 1000), "amount") == []
 
 
-def test_a_power_law_tail_gets_no_magnitude_fence() -> None:
+def test_a_power_law_tail_is_never_flagged() -> None:
     rng = random.Random(258)  # a seed whose clean Pareto sample once looked like it had outliers
     population = [10 * rng.paretovariate(2.5) for _ in range(20_000)]
-    plan = numeric_plan(_stats(rng.sample(population, 1000)), hints_for("followers"))
-    assert [f.side for f in plan.fences] == []
+    assert _flagged(population, rng.sample(population, 1000), "followers") == []
+
+
+@pytest.mark.parametrize("share", [0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3])
+def test_negative_amounts_are_flagged_at_any_share(share: float) -> None:
+    rng = random.Random(int(share * 1000))
+    clean = [round(rng.lognormvariate(4, 1.2), 2) for _ in range(10_000)]
+    bad = [-round(rng.lognormvariate(4, 1.2), 2) for _ in range(int(share * 10_000))]
+    population = clean + bad
+    assert sorted(_flagged(population, rng.sample(population, 1000), "amount")) == sorted(set(bad))
+
+
+@pytest.mark.parametrize("share", [0.005, 0.02, 0.05, 0.1, 0.2, 0.3])
+def test_a_second_mode_of_absurd_values_does_not_move_the_fence(share: float) -> None:
+    rng = random.Random(int(share * 1000))
+    clean = [rng.uniform(1, 500) for _ in range(5000)]
+    population = clean + [rng.uniform(90_000, 99_999) for _ in range(int(share * 5000))]
+    flagged = _flagged(population, rng.sample(population, 1000), "weight")
+    assert flagged and min(flagged) >= 90_000 and len(flagged) == len(population) - len(clean)
+
+
+@pytest.mark.parametrize("share", [0.01, 0.05, 0.2, 0.3])
+def test_impossible_ages_stay_impossible_as_they_grow(share: float) -> None:
+    rng = random.Random(9)
+    population = [rng.randint(18, 90) for _ in range(5000)] + [999] * int(share * 5000)
+    assert _flagged(population, rng.sample(population, 1000), "age") == [999]
 
 
 def test_absurd_values_in_a_long_tail_are_flagged() -> None:
@@ -132,3 +157,22 @@ def test_future_dates_are_plausible_for_a_field_of_future_events() -> None:
     due = [NOW + timedelta(days=rng.uniform(-300, 300)) for _ in range(2000)]
     above = next(f for f in date_plan(_stats(due), NOW).fences if f.side == "above")
     assert above.at > (NOW + timedelta(days=300)).timestamp()
+
+
+@pytest.mark.parametrize("days_ahead", [31, 200, 365 * 3])
+@pytest.mark.parametrize("field", ["birth_date", "shipment_date", "created_at", "shipped"])
+def test_near_future_dates_in_a_past_event_field_are_impossible(field: str, days_ahead: int) -> None:
+    rng = random.Random(days_ahead)
+    dates = [NOW - timedelta(days=rng.uniform(1, 700)) for _ in range(2000)]
+    reasons = {r: c for r, c in date_plan(_stats(dates, field), NOW, hints_for(field)).conditions}
+    bound = reasons["in the future"]["$gt"]
+    assert NOW < bound < NOW + timedelta(days=2)
+    assert NOW + timedelta(days=days_ahead) > bound
+
+
+@pytest.mark.parametrize("field", ["due_date", "expires_at", "next_renewal"])
+def test_future_event_fields_have_no_future_rule(field: str) -> None:
+    rng = random.Random(4)
+    dates = [NOW + timedelta(days=rng.uniform(-300, 300)) for _ in range(2000)]
+    plan = date_plan(_stats(dates, field), NOW, hints_for(field))
+    assert "in the future" not in [r for r, _ in plan.conditions]

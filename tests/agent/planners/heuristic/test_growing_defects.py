@@ -1,0 +1,97 @@
+"""A defect stays reported, with its exact count, as it grows from 1% to 30% of the documents;
+the same data gives the same findings whatever the sample held; an audit reads the collection
+at most four times (issues 11 and 12)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mongomock
+import pytest
+
+from agent.clock import ManualClock
+from agent.ejson import decode
+from agent.loop import run_audit
+from agent.planners.heuristic import HeuristicPlanner
+from agent.report import AuditReport
+from agent.tools.target import AuditTarget
+from tests.agent.planners.heuristic.growing import DEFECTS, NOW, bookings, damaged
+from tests.conftest import RecordingCollection
+
+
+def _audit(coll: Any) -> AuditReport:
+    return run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
+
+
+def _collection(docs: list[dict[str, Any]]) -> Any:
+    coll = mongomock.MongoClient()["travel"]["bookings"]
+    coll.insert_many(docs)
+    return coll
+
+
+@pytest.mark.parametrize("share", [0.02, 0.3])
+@pytest.mark.parametrize("kind", sorted(DEFECTS))
+def test_a_growing_defect_stays_reported_with_its_exact_count(kind: str, share: float) -> None:
+    field, category, _ = DEFECTS[kind]
+    docs, affected = damaged(kind, share)
+    coll = _collection(docs)
+    report = _audit(coll)
+    found = {(f.field, f.category.value): f for f in report.findings}
+    assert (field, category) in found, f"{kind} at {share:.0%}: {sorted(found)}"
+    finding = found[(field, category)]
+    assert finding.affected_count == affected
+    assert coll.count_documents(decode(finding.evidence_query)) == affected
+    assert set(found) == {(field, category)}, f"{kind} at {share:.0%}: false positives {sorted(found)}"
+
+
+def test_the_clean_control_is_silent() -> None:
+    """Heavy tails, an optional field, future dates in a field of future events, rare cabins."""
+    assert [(f.field, f.category.value) for f in _audit(_collection(bookings())).findings] == []
+
+
+def test_phone_numbers_starting_with_plus_get_a_valid_pattern_and_a_finding() -> None:
+    docs, affected = damaged("malformed_phone", 0.05)
+    report = _audit(_collection(docs))
+    errors = [e for e in report.trace if e.outcome == "error"]
+    assert errors == []
+    phone = next(f for f in report.findings if f.field == "phone")
+    assert phone.affected_count == affected
+
+
+def test_the_same_data_gives_the_same_findings_whatever_the_sample() -> None:
+    docs, _ = damaged("duplicate_key", 0.004)  # 3 pairs: whether the sample holds one is chance
+    for d in docs:  # a name that does not say "key": only the values' shape (BK-200004) does
+        d["voucher"] = d.pop("booking_ref")
+    coll = _collection(docs)
+    runs = []
+    for seed in range(4):
+        mongomock.aggregate._random.seed(seed)  # a different $sample each run
+        report = _audit(coll)
+        runs.append(sorted((f.field, f.category.value, f.severity.value, f.affected_count) for f in report.findings))
+    assert runs[0] == [("voucher", "duplicate_value", "medium", 6)]
+    assert all(run == runs[0] for run in runs)
+
+
+def test_an_audit_reads_the_collection_at_most_four_times() -> None:
+    from tests.agent.planners.heuristic.datasets import NOW as SHOP_NOW
+    from tests.agent.planners.heuristic.datasets import planted
+
+    coll = mongomock.MongoClient()["shop"]["orders"]
+    coll.insert_many(planted())
+    recording = RecordingCollection(coll)
+    report = run_audit(AuditTarget(recording), HeuristicPlanner(clock=ManualClock(SHOP_NOW)),
+                       clock=ManualClock(SHOP_NOW))
+    assert len(report.findings) == 10
+    passes = [name for name, _ in recording.calls if name in ("find", "count_documents", "aggregate")]
+    assert len(passes) - 1 <= 4  # the first aggregate is the $sample
+
+
+def test_an_outlier_finding_counts_both_impossible_and_detached_values() -> None:
+    docs = bookings()
+    for d in docs[:12]:
+        d["fare"] = -d["fare"]
+    for d in docs[12:20]:
+        d["fare"] = 9_999_999.0
+    report = _audit(_collection(docs))
+    fare = next(f for f in report.findings if (f.field, f.category.value) == ("fare", "outlier_value"))
+    assert fare.affected_count == 20

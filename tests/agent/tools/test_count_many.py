@@ -1,0 +1,92 @@
+"""count_many: many exact counts and statistics in one pass, each count equal to count_documents."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from agent.errors import QueryRefused
+from agent.tools import get_stats
+from agent.tools.count_many import count_many
+from agent.tools.models import CountManyInput, GetStatsInput
+from agent.tools.target import AuditTarget
+from tests.conftest import RecordingCollection
+
+# Nulls, missing fields, arrays with and without nulls, nested objects and arrays of objects:
+# where query-language matching is subtle, so where a re-implementation would drift.
+_DOCS = [{"a": None}, {}, {"a": [1, None]}, {"a": [1, 2]}, {"a": 3, "b": {"c": None}}, {"b": {}},
+         {"b": [{"c": 1}, {}]}, {"a": "3", "b": {"c": "x"}}, {"a": [], "when": datetime(2030, 1, 1, tzinfo=UTC)},
+         {"a": float("nan")}, {"a": {"x": 1}}, {"a": -1, "b": [{"c": -2}, {"c": 5}]}]
+
+_FILTERS = [
+    {"a": None}, {"a": {"$exists": False}}, {"a": {"$gt": 1}}, {"a": {"$ne": None}}, {"b.c": None},
+    {"b": {"$exists": True}, "b.c": None}, {"a": {"$not": {"$type": "number"}}},
+    {"a": {"$exists": True, "$ne": None, "$not": {"$type": "number"}}}, {"a": {"$size": 0}},
+    {"a": {"$in": [float("nan")]}}, {"b.c": {"$lt": 0}}, {"$or": [{"a": {"$lt": 0}}, {"a": {"$gt": 2}}]},
+    {"a": {"$type": "string", "$not": {"$regex": "^[0-9]+$"}}}, {"when": {"$gt": datetime(2029, 1, 1, tzinfo=UTC)}},
+    {"b.c": {"$in": [1, "x"]}},
+]
+
+
+@pytest.fixture
+def coll():  # type: ignore[no-untyped-def]
+    import mongomock
+
+    c = mongomock.MongoClient()["db"]["things"]
+    c.insert_many([dict(d) for d in _DOCS])
+    return c
+
+
+def test_each_count_equals_count_documents_of_its_filter(coll) -> None:  # type: ignore[no-untyped-def]
+    from agent.ejson import encode
+
+    result = count_many(AuditTarget(coll), CountManyInput(queries=[{"filter": encode(f)} for f in _FILTERS]))
+    assert [c.matched_count for c in result.counts] == [coll.count_documents(f) for f in _FILTERS]
+
+
+def test_everything_is_counted_in_one_aggregate(coll) -> None:  # type: ignore[no-untyped-def]
+    from agent.ejson import encode
+
+    recording = RecordingCollection(coll)
+    count_many(AuditTarget(recording), CountManyInput(
+        queries=[{"filter": encode(f), "examples_of": "a"} for f in _FILTERS],
+        stats=[{"field": "a", "operation": "duplicates"}, {"field": "b.c", "operation": "value_counts"}]))
+    assert [name for name, _ in recording.calls] == ["aggregate"]
+    assert recording.calls[0][1]["maxTimeMS"] > 0
+
+
+def test_statistics_equal_what_get_stats_computes_alone(coll) -> None:  # type: ignore[no-untyped-def]
+    specs = [GetStatsInput(field="a", operation="duplicates"), GetStatsInput(field="b.c", operation="value_counts"),
+             GetStatsInput(field="a", operation="max", value_filter={"$lt": 3}),
+             GetStatsInput(field="a", operation="min", value_filter={"$gt": 1}),
+             GetStatsInput(field="a", operation="count")]
+    target = AuditTarget(coll)
+    batched = count_many(target, CountManyInput(stats=specs)).stats
+    alone = [get_stats(target, spec) for spec in specs]
+    assert [(s.value, s.totals, s.capped) for s in batched] == [(s.value, s.totals, s.capped) for s in alone]
+
+
+def test_examples_come_from_matching_documents_only(coll) -> None:  # type: ignore[no-untyped-def]
+    result = count_many(AuditTarget(coll), CountManyInput(queries=[
+        {"filter": {"a": {"$type": "string"}}, "examples_of": "a", "examples": 3}]))
+    assert result.counts[0].matched_count == 1
+    assert result.counts[0].documents == [{"a": "3"}]
+
+
+def test_an_invalid_learned_pattern_is_refused_before_it_is_sent(coll) -> None:  # type: ignore[no-untyped-def]
+    recording = RecordingCollection(coll)
+    with pytest.raises(QueryRefused, match="not a valid pattern"):
+        count_many(AuditTarget(recording), CountManyInput(queries=[{"filter": {"a": {"$regex": "^+[0-9]"}}}]))
+    assert recording.calls == []
+
+
+def test_a_write_stage_cannot_be_smuggled_into_a_statistic(coll) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(QueryRefused):
+        count_many(AuditTarget(coll), CountManyInput(queries=[{"filter": {"$where": "sleep(100)"}}]))
+
+
+def test_nothing_to_count_reads_nothing(coll) -> None:  # type: ignore[no-untyped-def]
+    recording = RecordingCollection(coll)
+    result = count_many(AuditTarget(recording), CountManyInput())
+    assert (result.counts, result.stats, recording.calls) == ([], [], [])
