@@ -30,8 +30,19 @@ from agent.report import TraceEntry
 from agent.tools.models import SchemaSampleResult
 from agent.tools.profiling import shape_of
 
-__all__ = ["CATEGORICAL_MAX", "CATEGORICAL_SHARE", "MASKED", "Masker", "categorical_values", "has_masked",
-           "identifier_like", "json_kind", "mask_query", "mask_value"]
+__all__ = [
+    "CATEGORICAL_MAX",
+    "CATEGORICAL_SHARE",
+    "MASKED",
+    "QUERY_KEYS",
+    "Masker",
+    "categorical_values",
+    "has_masked",
+    "identifier_like",
+    "json_kind",
+    "mask_query",
+    "mask_value",
+]
 
 CATEGORICAL_MAX = 20
 CATEGORICAL_SHARE = 0.25
@@ -216,6 +227,9 @@ def categorical_values(schema: SchemaSampleResult | None) -> dict[str, frozenset
     return out
 
 
+QUERY_KEYS = ("filter", "value_filter", "evidence_query")  # where a tool input holds a MongoDB filter
+
+
 class Masker:
     """Applies one privacy mode to values, documents and filters bound for a prompt, trace or log."""
 
@@ -270,14 +284,19 @@ class Masker:
         """A trace entry as it may be written: the filters and values in its action input masked."""
         if self.mode == "full":
             return entry
-        action_input = dict(entry.action_input)
-        for key in ("filter", "value_filter", "evidence_query"):
-            if key in action_input:
-                action_input[key] = self.query(action_input[key])[0]
+        action_input = self._inputs(entry.action_input)
         if isinstance(action_input.get("sample_values"), list):
             action_input["sample_values"] = self.sample_values(str(action_input.get("field", "")),
                                                                action_input["sample_values"])
         return entry.model_copy(update={"action_input": action_input})
+
+    def _inputs(self, value: Any) -> Any:
+        """Every filter in a tool's input masked, at any depth: ``count_many`` nests them in lists."""
+        if isinstance(value, dict):
+            return {k: self.query(v)[0] if k in QUERY_KEYS else self._inputs(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._inputs(v) for v in value]
+        return value
 
     def filter(self, query: Any, path: str | None = None) -> Any:
         """A MongoDB filter with its operands masked; operators and field names are kept."""

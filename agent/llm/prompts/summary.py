@@ -26,7 +26,7 @@ from agent.llm.options import RequestShape
 from agent.llm.prompts.digest import compact_json, field_line, interest, query_digest, stats_digest
 from agent.llm.prompts.system import system_prompt
 from agent.llm.tokens import STATE_FACTOR, estimate_messages, estimate_tokens
-from agent.privacy import Masker, categorical_values
+from agent.privacy import QUERY_KEYS, Masker, categorical_values
 from agent.state import AgentState
 from agent.tools.guard import filter_fields
 from agent.tools.models import GetStatsInput, RunQueryResult, SchemaSampleResult, StatsResult
@@ -307,15 +307,22 @@ def _mark_hidden(original: Any, masked: Any) -> Any:
     return masked
 
 
+def _hidden_filters(value: Any, masker: Masker) -> Any:
+    """Every filter in a tool's input masked and marked, at any depth (``count_many`` nests them)."""
+    if isinstance(value, dict):
+        return {k: _mark_hidden(v, masker.filter(v)) if k in QUERY_KEYS and isinstance(v, dict)
+                else _hidden_filters(v, masker) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_hidden_filters(v, masker) for v in value]
+    return value
+
+
 def _input(tool: str, action_input: dict[str, Any], masker: Masker, *, own: bool) -> str:
     if own:
         return compact_json(action_input, 300)
     if tool == "write_finding":
         return compact_json({k: action_input.get(k) for k in ("field", "category", "severity", "affected_count")})
-    shown = dict(action_input)
-    for key in ("filter", "value_filter"):
-        if isinstance(shown.get(key), dict):
-            shown[key] = _mark_hidden(shown[key], masker.filter(shown[key]))
+    shown = _hidden_filters(action_input, masker)
     # {"$lt": <date>}: a hidden operand must not look like a string a model could copy into its own filter
     return _HIDDEN_JSON.sub(lambda m: f"<{m.group(1)}>", compact_json(shown, 300))
 

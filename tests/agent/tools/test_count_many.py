@@ -76,7 +76,7 @@ def test_examples_come_from_matching_documents_only(coll) -> None:  # type: igno
 
 def test_an_invalid_learned_pattern_is_refused_before_it_is_sent(coll) -> None:  # type: ignore[no-untyped-def]
     recording = RecordingCollection(coll)
-    with pytest.raises(QueryRefused, match="not a valid pattern"):
+    with pytest.raises(QueryRefused, match="not a valid regular expression"):
         count_many(AuditTarget(recording), CountManyInput(queries=[{"filter": {"a": {"$regex": "^+[0-9]"}}}]))
     assert recording.calls == []
 
