@@ -1,11 +1,16 @@
-"""Replay first: re-check the persistent patterns of earlier runs before planning anything new.
+"""Replay first: re-check the patterns of earlier runs before planning anything new.
 
-Right after the schema sample, each persistent pattern's last evidence query is run again as
-it was stored; when it still matches, the finding is written again with today's count. This
-costs one query per pattern and no planning (no LLM call), keeps known defects from flapping
-with the randomness of a sample, and leaves the wrapped planner's budget for new ground. A
-planner that later finds the same field and category with fresher evidence overwrites the
-replayed finding (findings are idempotent on field and category).
+Right after the schema sample, the last evidence query of every pattern committed in an earlier
+run (persistent ones first, then those seen once) is run again as it was stored; when it still
+matches, the finding is written again with today's count. This costs one query per pattern and
+no planning (no LLM call), keeps known defects from flapping with the randomness of a sample,
+and leaves the wrapped planner's budget for new ground.
+
+A planner that later finds the same field and category with evidence matching at least as many
+documents overwrites the replayed finding (findings are idempotent on field and category). One
+whose evidence matches fewer is not allowed to narrow it: a baseline that moved with the defect
+would otherwise hide its growth, and the diff would call a growing pattern improved or resolved
+while its old evidence still matches. The replayed finding is written again in its place.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ class ReplayFirst:
         self.name = inner.name
         self.model = inner.model
         self._steps: Iterator[AgentAction] | None = None
+        self._written: dict[tuple[str, str], AgentAction] = {}  # (field, category) -> the replayed write
         self.replayed = 0
 
     def propose(self, state: AgentState) -> AgentAction:
@@ -40,17 +46,31 @@ class ReplayFirst:
         if self._steps is None:
             self._steps = self._replay(state)
         step = next(self._steps, None)
-        return step if step is not None else self.inner.propose(state)
+        return step if step is not None else self._not_narrowed(self.inner.propose(state))
+
+    def _not_narrowed(self, action: AgentAction) -> AgentAction:
+        """``action``, unless it would replace a replayed finding with one matching fewer documents."""
+        if action.action != "write_finding":
+            return action
+        key = (str(action.action_input.get("field")), str(action.action_input.get("category")))
+        replayed = self._written.get(key)
+        if replayed is None:
+            return action
+        count = action.action_input.get("affected_count")
+        if isinstance(count, int) and count >= replayed.action_input["affected_count"]:
+            return action
+        return replayed.model_copy(update={"reasoning": "replayed evidence matches more documents than the new "
+                                                        "evidence: keep it, so the pattern's growth stays visible"})
 
     def _replay(self, state: AgentState) -> Iterator[AgentAction]:
         context = state.historical_context
         if not isinstance(context, HistoricalContext):
             return
-        for pattern in context.persistent:
+        for pattern in [*context.persistent, *context.one_off]:
             if not pattern.committed_runs:
                 continue
             yield AgentAction(action="run_query", reasoning=f"replay: {pattern.category.value} on {pattern.field} "
-                                                            f"was seen in {pattern.runs_seen} earlier runs",
+                                                            f"was seen in {pattern.runs_seen} earlier run(s)",
                               action_input={"filter": pattern.last_evidence_query, "limit": EXAMPLES,
                                             "projection": {pattern.field: 1, "_id": 0}})
             obs = state.last_observation
@@ -60,6 +80,8 @@ class ReplayFirst:
             if write is not None:
                 self.replayed += 1
                 yield write
+                if state.last_observation is not None and state.last_observation.kind == "finding_committed":
+                    self._written[(pattern.field, pattern.category.value)] = write
 
     @staticmethod
     def _finding(state: AgentState, context: HistoricalContext, pattern: Pattern,
