@@ -1,9 +1,11 @@
 """Cross-run memory: what earlier audits of the same collection found, dismissed and were told.
 
 ``HistoricalContext`` is built from the last N runs of one collection (the store loads them) and
-user labels. Planners read it: persistent patterns are re-checked first; a pattern users marked
-as a false positive is not reported again unless its affected share grows past the configured
-factor. ``render()`` gives the bounded text block an LLM planner sees.
+user labels. Planners read it: patterns of earlier runs are re-checked first; a pattern users
+marked as a false positive is not reported again unless its affected share grows past the
+configured factor; ``healthy`` holds what each field looked like in the latest run that found
+nothing wrong with it, a baseline a growing defect cannot move. ``render()`` gives the bounded
+text block an LLM planner sees.
 """
 
 from __future__ import annotations
@@ -16,10 +18,13 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agent.findings import Category, Severity
+from agent.options import PrivacyMode
+from agent.tools.models import FieldStats, SchemaSampleResult
 
 __all__ = [
     "DiffEntry",
     "DiffStatus",
+    "FieldProfile",
     "HistoricalContext",
     "LabelSummary",
     "PastFinding",
@@ -28,6 +33,7 @@ __all__ = [
     "RunDiff",
     "build_context",
     "fingerprint",
+    "profile_fields",
 ]
 
 
@@ -85,11 +91,60 @@ class PastFinding(BaseModel):
     critique: str | None = None
 
 
+class FieldProfile(BaseModel):
+    """What one field looked like in one run's sample, as shares a planner can compare with today's.
+
+    Shares are of the documents sampled (``present_share``, ``null_share``) or of the field's
+    present values (the rest). No document value is kept unless the run's privacy mode allowed
+    it: ``shapes`` only with ``shapes`` or ``full``, ``quantiles`` only with ``full``.
+    """
+
+    field: str
+    documents_sampled: int
+    present_share: float
+    null_share: float = Field(description="null or missing, as the sample's null_rate")
+    types: dict[str, float] = Field(description="BSON type alias -> share of present values")
+    distinct_ratio: float
+    negative_share: float | None = Field(None, description="numbers below zero, of numeric values")
+    zero_share: float | None = None
+    integer_share: float | None = None
+    formats: dict[str, float] = Field(default_factory=dict, description="well-known format -> share of strings")
+    placeholder_share: float | None = Field(None, description="empty, blank or placeholder strings, of strings")
+    shapes: list[tuple[str, float]] = Field(default_factory=list, description="most common string shapes, e.g. "
+                                                                             "('A+-9+', 0.97); not in strict")
+    quantiles: dict[str, float] = Field(default_factory=dict, description="numeric p01..p99; only in full privacy")
+
+
+def profile_fields(schema: SchemaSampleResult, privacy: PrivacyMode) -> list[FieldProfile]:
+    """The profile of every sampled field but ``_id``, keeping only what ``privacy`` allows."""
+    return [_profile(f, schema.documents_sampled, privacy) for f in schema.fields if f.path != "_id"]
+
+
+def _profile(f: FieldStats, sampled: int, privacy: PrivacyMode) -> FieldProfile:
+    values = max(f.value_count, 1)
+    num, text = f.numeric, f.strings
+    n_num = max(num.count, 1) if num else 1
+    n_text = max(text.count, 1) if text else 1
+    return FieldProfile(
+        field=f.path, documents_sampled=sampled, present_share=round(f.present_count / max(sampled, 1), 6),
+        null_share=round(f.null_rate, 6), types={t: round(n / values, 6) for t, n in f.types.items()},
+        distinct_ratio=round(f.distinct_ratio, 6),
+        negative_share=round(num.negative_count / n_num, 6) if num else None,
+        zero_share=round(num.zero_count / n_num, 6) if num else None,
+        integer_share=round(num.integer_share, 6) if num else None,
+        formats={k: round(n / n_text, 6) for k, n in text.formats.items()} if text else {},
+        placeholder_share=round((text.empty_count + text.blank_count + text.placeholder_count) / n_text, 6)
+        if text else None,
+        shapes=[(shape, round(n / n_text, 6)) for shape, n in text.shapes[:5]] if text and privacy != "strict" else [],
+        quantiles=dict(num.quantiles) if num and privacy == "full" else {})
+
+
 class PastRun(BaseModel):
     run_id: UUID
     started_at: datetime
     outcome: str
     findings: list[PastFinding] = Field(default_factory=list)
+    profiles: list[FieldProfile] = Field(default_factory=list, description="the run's field profiles, if kept")
 
 
 class LabelSummary(BaseModel):
@@ -133,6 +188,12 @@ class HistoricalContext(BaseModel):
     one_off: list[Pattern] = Field(default_factory=list)
     dismissed: list[Pattern] = Field(default_factory=list, description="dismissed by a gate in the latest run seen")
     labels: dict[str, LabelSummary] = Field(default_factory=dict, description="fingerprint -> users' verdicts")
+    healthy: dict[str, FieldProfile] = Field(
+        default_factory=dict,
+        description="field -> its profile in the latest run of the window that succeeded and committed no finding "
+                    "on it: what the field looked like when healthy. A field flagged in every run has none. A "
+                    "planner compares today's sample with it (a type, format or sign share that grew since) "
+                    "instead of with statistics the defect itself has moved")
     growth_factor: float = 1.5
 
     def label_for(self, fp: str) -> LabelSummary | None:
@@ -221,4 +282,18 @@ def build_context(runs: list[PastRun], labels: dict[str, LabelSummary], *, drift
     key = lambda p: (-p.runs_seen, p.field, p.category.value)  # noqa: E731
     return HistoricalContext(runs_considered=len(ordered), persistent=sorted(persistent, key=key),
                              one_off=sorted(one_off, key=key), dismissed=sorted(dismissed, key=key),
-                             labels=labels, growth_factor=growth_factor)
+                             labels=labels, healthy=_healthy(ordered), growth_factor=growth_factor)
+
+
+def _healthy(ordered: list[PastRun]) -> dict[str, FieldProfile]:
+    """Each field's profile from the latest succeeded run (of ``ordered``, oldest first) that
+    committed no finding on it."""
+    out: dict[str, FieldProfile] = {}
+    for run in reversed(ordered):
+        if run.outcome != "succeeded":
+            continue
+        flagged = {f.field for f in run.findings if not f.dismissed}
+        for profile in run.profiles:
+            if profile.field not in flagged:
+                out.setdefault(profile.field, profile)
+    return out

@@ -21,6 +21,7 @@ from agent.ejson import decode, filter_key
 from agent.errors import ArgusError, BudgetExhausted, QueryRefused, TargetUnavailable, ToolError
 from agent.findings import WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
+from agent.history import profile_fields
 from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
 from agent.planners.base import Planner
@@ -314,4 +315,5 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         findings=findings, dismissed_findings=dismissed, trace=_masked_trace(trace, state),
         evaluations=state.evaluation_records, token_usage=llm.total if llm else state.total_usage,
         cost_usd=round(llm.cost_usd, 6) if llm else 0.0, llm=llm.report() if llm else None, notes=notes,
+        profiles=profile_fields(state.schema, state.options.privacy) if state.schema else [],
     )

@@ -10,7 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agent.findings import Finding, Severity, severity_at_least
-from agent.history import RunDiff
+from agent.history import FieldProfile, RunDiff
 from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, Verdict
@@ -75,6 +75,8 @@ class AuditReport(BaseModel):
     llm: LLMSummary | None = Field(None, description="model calls per purpose and model, fallback, budgets; "
                                                      "None for a run without a language model")
     notes: list[str] = Field(default_factory=list)
+    profiles: list[FieldProfile] = Field(default_factory=list, description="each sampled field's shape in this run "
+                                                                          "(the next runs' healthy baselines)")
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
 
     def worst_severity(self) -> Severity | None:

@@ -27,6 +27,7 @@ from pydantic import BaseModel
 
 from agent.findings import Category, Severity
 from agent.history import (
+    FieldProfile,
     HistoricalContext,
     LabelSummary,
     PastFinding,
@@ -393,8 +394,9 @@ class PostgresStore:
         """The context a planner gets before auditing ``ref``: the last ``runs`` runs and all labels."""
         with self._conn() as conn:
             rows = conn.execute(
-                """select id, started_at, outcome from runs where connection = %s and database = %s
-                       and collection = %s and outcome <> 'failed' order by started_at desc limit %s""",
+                """select id, started_at, outcome, report->'profiles' from runs where connection = %s
+                       and database = %s and collection = %s and outcome <> 'failed'
+                   order by started_at desc limit %s""",
                 (*ref, runs)).fetchall()
             found = self._past_findings(conn, [r[0] for r in rows]) if rows else {}
             labels: dict[str, LabelSummary] = {}
@@ -408,7 +410,8 @@ class PostgresStore:
                     summary.false_positives += 1
                     summary.labelled_share = max(summary.labelled_share or 0.0, share)
                 summary.last_note = note or summary.last_note
-        past = [PastRun(run_id=r[0], started_at=r[1], outcome=r[2], findings=found.get(r[0], [])) for r in rows]
+        past = [PastRun(run_id=r[0], started_at=r[1], outcome=r[2], findings=found.get(r[0], []),
+                        profiles=[FieldProfile.model_validate(p) for p in r[3] or []]) for r in rows]
         return build_context(past, labels, drift_tolerance=drift_tolerance, growth_factor=growth_factor)
 
     def get_report(self, run_id: UUID) -> AuditReport:
