@@ -224,9 +224,10 @@ class PostgresStore:
     # --- writing -------------------------------------------------------------------------------
 
     def save_report(self, report: AuditReport, *, growth_factor: float = 1.5, alerts: AlertPolicy | None = None,
-                    now: datetime | None = None) -> AuditReport:
+                    now: datetime | None = None, baseline_runs: int = 10) -> AuditReport:
         """Store ``report`` in one transaction and return it with its diff attached. With an alert
-        ``policy``, the alerts it asks for go into the outbox in the same transaction."""
+        ``policy``, the alerts it asks for go into the outbox in the same transaction. A pattern's
+        growth is also measured against its smallest share in the last ``baseline_runs`` successful runs."""
         ref = CollectionRef(report.connection, report.database, report.collection)
         log.info("report_storing", run_id=str(report.run_id), collection=str(ref), findings=len(report.findings))
         with self._conn() as conn, conn.transaction():
@@ -238,7 +239,8 @@ class PostgresStore:
             newly = self._touch_patterns(conn, ref, report)
             report = report.model_copy(update={"diff": diff_report(
                 report, previous, previous_run_id=previous_id, growth_factor=growth_factor,
-                newly_persistent=frozenset(newly))})
+                newly_persistent=frozenset(newly), baseline=self._smallest_shares(conn, ref, report.started_at,
+                                                                                   baseline_runs))})
             self._insert(conn, report)
             queued = self._queue_alerts(conn, report, alerts, now or report.finished_at) if alerts else 0
         log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome,
@@ -371,6 +373,17 @@ class PostgresStore:
         if row is None:
             return None, None
         return row[0], self._past_findings(conn, [row[0]]).get(row[0], [])
+
+    @staticmethod
+    def _smallest_shares(conn: psycopg.Connection[Any], ref: CollectionRef, before: datetime,
+                         runs: int) -> dict[str, float]:
+        """Fingerprint -> the smallest share committed in the last ``runs`` successful runs before ``before``."""
+        return dict(conn.execute(
+            """select f.fingerprint, min(f.affected_pct) from findings f
+               where f.run_id in (select id from runs where connection = %s and database = %s and collection = %s
+                                      and outcome = 'succeeded' and started_at < %s
+                                  order by started_at desc limit %s)
+               group by f.fingerprint""", (*ref, before, runs)).fetchall())
 
     def _past_findings(self, conn: psycopg.Connection[Any], run_ids: list[UUID]) -> dict[UUID, list[PastFinding]]:
         out: dict[UUID, list[PastFinding]] = {r: [] for r in run_ids}
