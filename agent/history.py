@@ -114,6 +114,19 @@ class FieldProfile(BaseModel):
                                                                              "('A+-9+', 0.97); not in strict")
     quantiles: dict[str, float] = Field(default_factory=dict, description="numeric p01..p99; only in full privacy")
 
+    def summary(self) -> str:
+        """One line of shares, e.g. ``int 100%, negative 0.0%, present 98.0%``."""
+        parts = [", ".join(f"{t} {share:.0%}" for t, share in sorted(self.types.items(), key=lambda kv: -kv[1]))]
+        if self.negative_share is not None:
+            parts.append(f"negative {self.negative_share:.1%}")
+        parts += [f"{name} {share:.0%}" for name, share in self.formats.items() if share >= 0.5]
+        if self.placeholder_share:
+            parts.append(f"placeholders {self.placeholder_share:.1%}")
+        if self.shapes:
+            parts.append(f"shape {self.shapes[0][0]} {self.shapes[0][1]:.0%}")
+        parts.append(f"present {self.present_share:.1%}")
+        return ", ".join(p for p in parts if p)
+
 
 def profile_fields(schema: SchemaSampleResult, privacy: PrivacyMode) -> list[FieldProfile]:
     """The profile of every sampled field but ``_id``, keeping only what ``privacy`` allows."""
@@ -219,6 +232,10 @@ class HistoricalContext(BaseModel):
         if self.persistent:
             lines.append("Persistent patterns (re-check these first):")
             lines += [_line(p) for p in self.persistent]
+        flagged = sorted({p.field for p in [*self.persistent, *self.one_off]} & self.healthy.keys())
+        if flagged:
+            lines.append("Flagged fields when they were last healthy (compare today's sample with these):")
+            lines += [f"- {name}: {self.healthy[name].summary()}" for name in flagged]
         fps = {fp: lab for fp, lab in self.labels.items() if lab.verdict == "false_positive"}
         if fps:
             lines.append("Marked false positive by users (do not report again unless the share grows "

@@ -74,3 +74,6 @@ def test_the_next_run_knows_what_a_flagged_field_looked_like_when_healthy(pg_dsn
     assert (healthy["quantity"].types, healthy["quantity"].integer_share) == ({"int": 1.0}, 1.0)
     assert (healthy["amount"].types, healthy["amount"].negative_share) == ({"double": 1.0}, 0.0)
     assert healthy["amount"].quantiles == {}, "the default privacy (shapes) keeps no document value"
+    shown = runner.invoke(app, ["history", "refills"], env={"ARGUS_DATABASE_URL": pg_dsn})
+    assert shown.exit_code == 0, shown.output
+    assert "- quantity: int 100%, negative 0.0%, present 100.0%" in shown.stdout.splitlines()
