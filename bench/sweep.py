@@ -236,6 +236,7 @@ class Cell:
     found: bool
     count: int | None  # the best matching finding's count (field and category match), None when none
     off_target: list[str]  # findings on other (clean) fields: false positives
+    other_category: list[str]  # findings on the defect's field in a category that does not fit it
     outcome: str
     seconds: float
 
@@ -250,8 +251,10 @@ def _score(defect: Defect, rate: float, truth: int, report: AuditReport, seconds
     on_field = [f for f in report.findings if f.field == defect.field and f.category.value in defect.categories]
     best = min(on_field, key=lambda f: abs(f.affected_count - truth), default=None)
     off = [f"{f.field} {f.category.value} {f.affected_count}" for f in report.findings if f.field != defect.field]
+    other = [f"{f.field} {f.category.value} {f.affected_count}" for f in report.findings
+             if f.field == defect.field and f.category.value not in defect.categories]
     return Cell(defect.kind, rate, truth, best is not None and count_ok(best.affected_count, truth),
-                best.affected_count if best else None, off, report.outcome, seconds)
+                best.affected_count if best else None, off, other, report.outcome, seconds)
 
 
 def _rate_label(rate: float) -> str:
@@ -312,6 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"false positives on clean fields: {len(false_positives)}")
     for c, fp in false_positives:
         print(f"  {c.kind} at {_rate_label(c.rate)}: {fp}")
+    other_category = [(c, f) for c in cells.values() for f in c.other_category]
+    print(f"findings on the defect's field in another category (not counted as found): {len(other_category)}")
+    for c, f in other_category:
+        print(f"  {c.kind} at {_rate_label(c.rate)}: {f}")
     speaking = [(d, f) for d, r in control.items() for f in r.findings]
     if control:
         print(f"control (clean {', '.join(control)}): {len(speaking)} findings")
