@@ -315,10 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"false positives on clean fields: {len(false_positives)}")
     for c, fp in false_positives:
         print(f"  {c.kind} at {_rate_label(c.rate)}: {fp}")
-    other_category = [(c, f) for c in cells.values() for f in c.other_category]
+    other_category = [(c, text) for c in cells.values() for text in c.other_category]
     print(f"findings on the defect's field in another category (not counted as found): {len(other_category)}")
-    for c, f in other_category:
-        print(f"  {c.kind} at {_rate_label(c.rate)}: {f}")
+    for c, text in other_category:
+        print(f"  {c.kind} at {_rate_label(c.rate)}: {text}")
     speaking = [(d, f) for d, r in control.items() for f in r.findings]
     if control:
         print(f"control (clean {', '.join(control)}): {len(speaking)} findings")
