@@ -21,6 +21,10 @@ class Category(StrEnum):
     EMPTY_VALUE = "empty_value"
     SCHEMA_DRIFT = "schema_drift"
     CROSS_FIELD = "cross_field"
+    # Collection health against the baseline of earlier runs (agent.health), not a document defect:
+    VOLUME_ANOMALY = "volume_anomaly"
+    FRESHNESS = "freshness"
+    DISTRIBUTION_DRIFT = "distribution_drift"
 
 
 class Severity(StrEnum):

@@ -18,13 +18,11 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agent.findings import Category, Severity
-from agent.options import PrivacyMode
-from agent.tools.models import FieldStats, SchemaSampleResult
+from agent.health.models import FieldHealth, HealthSnapshot
 
 __all__ = [
     "DiffEntry",
     "DiffStatus",
-    "FieldProfile",
     "HistoricalContext",
     "LabelSummary",
     "PastFinding",
@@ -33,7 +31,6 @@ __all__ = [
     "RunDiff",
     "build_context",
     "fingerprint",
-    "profile_fields",
 ]
 
 
@@ -91,73 +88,12 @@ class PastFinding(BaseModel):
     critique: str | None = None
 
 
-class FieldProfile(BaseModel):
-    """What one field looked like in one run's sample, as shares a planner can compare with today's.
-
-    Shares are of the documents sampled (``present_share``, ``null_share``) or of the field's
-    present values (the rest). No document value is kept unless the run's privacy mode allowed
-    it: ``shapes`` only with ``shapes`` or ``full``, ``quantiles`` only with ``full``.
-    """
-
-    field: str
-    documents_sampled: int
-    present_share: float
-    null_share: float = Field(description="null or missing, as the sample's null_rate")
-    types: dict[str, float] = Field(description="BSON type alias -> share of present values")
-    distinct_ratio: float
-    negative_share: float | None = Field(None, description="numbers below zero, of numeric values")
-    zero_share: float | None = None
-    integer_share: float | None = None
-    formats: dict[str, float] = Field(default_factory=dict, description="well-known format -> share of strings")
-    placeholder_share: float | None = Field(None, description="empty, blank or placeholder strings, of strings")
-    shapes: list[tuple[str, float]] = Field(default_factory=list, description="most common string shapes, e.g. "
-                                                                             "('A+-9+', 0.97); not in strict")
-    quantiles: dict[str, float] = Field(default_factory=dict, description="numeric p01..p99; only in full privacy")
-
-    def summary(self) -> str:
-        """One line of shares, e.g. ``int 100%, negative 0.0%, present 98.0%``."""
-        parts = [", ".join(f"{t} {share:.0%}" for t, share in sorted(self.types.items(), key=lambda kv: -kv[1]))]
-        if self.negative_share is not None:
-            parts.append(f"negative {self.negative_share:.1%}")
-        parts += [f"{name} {share:.0%}" for name, share in self.formats.items() if share >= 0.5]
-        if self.placeholder_share:
-            parts.append(f"placeholders {self.placeholder_share:.1%}")
-        if self.shapes:
-            parts.append(f"shape {self.shapes[0][0]} {self.shapes[0][1]:.0%}")
-        parts.append(f"present {self.present_share:.1%}")
-        return ", ".join(p for p in parts if p)
-
-
-def profile_fields(schema: SchemaSampleResult, privacy: PrivacyMode) -> list[FieldProfile]:
-    """The profile of every sampled field but ``_id``, keeping only what ``privacy`` allows."""
-    return [_profile(f, schema.documents_sampled, privacy) for f in schema.fields if f.path != "_id"]
-
-
-def _profile(f: FieldStats, sampled: int, privacy: PrivacyMode) -> FieldProfile:
-    values = max(f.value_count, 1)
-    num, text = f.numeric, f.strings
-    n_num = max(num.count, 1) if num else 1
-    n_text = max(text.count, 1) if text else 1
-    return FieldProfile(
-        field=f.path, documents_sampled=sampled, present_share=round(f.present_count / max(sampled, 1), 6),
-        null_share=round(f.null_rate, 6), types={t: round(n / values, 6) for t, n in f.types.items()},
-        distinct_ratio=round(f.distinct_ratio, 6),
-        negative_share=round(num.negative_count / n_num, 6) if num else None,
-        zero_share=round(num.zero_count / n_num, 6) if num else None,
-        integer_share=round(num.integer_share, 6) if num else None,
-        formats={k: round(n / n_text, 6) for k, n in text.formats.items()} if text else {},
-        placeholder_share=round((text.empty_count + text.blank_count + text.placeholder_count) / n_text, 6)
-        if text else None,
-        shapes=[(shape, round(n / n_text, 6)) for shape, n in text.shapes[:5]] if text and privacy != "strict" else [],
-        quantiles=dict(num.quantiles) if num and privacy == "full" else {})
-
-
 class PastRun(BaseModel):
     run_id: UUID
     started_at: datetime
     outcome: str
     findings: list[PastFinding] = Field(default_factory=list)
-    profiles: list[FieldProfile] = Field(default_factory=list, description="the run's field profiles, if kept")
+    health: HealthSnapshot | None = Field(None, description="the run's health measurements, if kept")
 
 
 class LabelSummary(BaseModel):
@@ -201,13 +137,15 @@ class HistoricalContext(BaseModel):
     one_off: list[Pattern] = Field(default_factory=list)
     dismissed: list[Pattern] = Field(default_factory=list, description="dismissed by a gate in the latest run seen")
     labels: dict[str, LabelSummary] = Field(default_factory=dict, description="fingerprint -> users' verdicts")
-    healthy: dict[str, FieldProfile] = Field(
+    healthy: dict[str, FieldHealth] = Field(
         default_factory=dict,
-        description="field -> its profile in the latest run of the window that succeeded and committed no finding "
-                    "on it: what the field looked like when healthy. A field flagged in every run has none. A "
-                    "planner compares today's sample with it (a type, format or sign share that grew since) "
-                    "instead of with statistics the defect itself has moved")
+        description="field -> its health measurements (type and null shares, quantiles unless strict) in the "
+                    "latest run of the window that succeeded and committed no finding on it: what the field looked "
+                    "like when healthy. A field flagged in every run has none. A planner compares today's sample "
+                    "with it (a type share or a fence that moved since) instead of with statistics the defect "
+                    "itself has moved")
     growth_factor: float = 1.5
+    health: list[HealthSnapshot] = Field(default_factory=list, description="earlier runs' health, oldest first")
 
     def label_for(self, fp: str) -> LabelSummary | None:
         return self.labels.get(fp)
@@ -235,7 +173,7 @@ class HistoricalContext(BaseModel):
         flagged = sorted({p.field for p in [*self.persistent, *self.one_off]} & self.healthy.keys())
         if flagged:
             lines.append("Flagged fields when they were last healthy (compare today's sample with these):")
-            lines += [f"- {name}: {self.healthy[name].summary()}" for name in flagged]
+            lines += [f"- {name}: {_health_line(self.healthy[name])}" for name in flagged]
         fps = {fp: lab for fp, lab in self.labels.items() if lab.verdict == "false_positive"}
         if fps:
             lines.append("Marked false positive by users (do not report again unless the share grows "
@@ -302,15 +240,24 @@ def build_context(runs: list[PastRun], labels: dict[str, LabelSummary], *, drift
                              labels=labels, healthy=_healthy(ordered), growth_factor=growth_factor)
 
 
-def _healthy(ordered: list[PastRun]) -> dict[str, FieldProfile]:
-    """Each field's profile from the latest succeeded run (of ``ordered``, oldest first) that
+def _healthy(ordered: list[PastRun]) -> dict[str, FieldHealth]:
+    """Each field's measurements from the latest succeeded run (of ``ordered``, oldest first) that
     committed no finding on it."""
-    out: dict[str, FieldProfile] = {}
+    out: dict[str, FieldHealth] = {}
     for run in reversed(ordered):
-        if run.outcome != "succeeded":
+        if run.outcome != "succeeded" or run.health is None:
             continue
         flagged = {f.field for f in run.findings if not f.dismissed}
-        for profile in run.profiles:
-            if profile.field not in flagged:
-                out.setdefault(profile.field, profile)
+        for field in run.health.fields:
+            if field.path not in flagged:
+                out.setdefault(field.path, field)
     return out
+
+
+def _health_line(f: FieldHealth) -> str:
+    """``int 100%, null 0.0%, p05..p95 10..90``: shares, and quantiles where the privacy mode kept them."""
+    parts = [", ".join(f"{t} {share:.0%}" for t, share in sorted(f.types.items(), key=lambda kv: -kv[1]))]
+    parts.append(f"null {f.null_share:.1%}")
+    if "p05" in f.quantiles and "p95" in f.quantiles:
+        parts.append(f"p05..p95 {f.quantiles['p05']:g}..{f.quantiles['p95']:g}")
+    return ", ".join(p for p in parts if p)

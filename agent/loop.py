@@ -21,11 +21,15 @@ from agent.ejson import decode, filter_key
 from agent.errors import ArgusError, BudgetExhausted, QueryRefused, TargetUnavailable, ToolError
 from agent.findings import WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
-from agent.history import profile_fields
+from agent.health.baseline import detect, usual_age
+from agent.health.collect import collect_health
+from agent.health.findings import anomaly_findings
+from agent.health.models import HealthSnapshot
+from agent.history import HistoricalContext
 from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
 from agent.planners.base import Planner
-from agent.privacy import CATEGORICAL_MAX, mask_values
+from agent.privacy import Masker, categorical_values
 from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord
 from agent.tools import get_stats, run_query, schema_sample
@@ -134,10 +138,12 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             break
 
     outcome: Outcome = "succeeded" if reason == "concluded" else "failed" if reason == "error" else "partial"
+    health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
                            llm=llm, note=note)
+    report = report.model_copy(update={"health": health, "notes": [*report.notes, *health_notes]})
     log.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
              findings=len(report.findings), duration_s=round(report.duration_s, 3))
     return report
@@ -227,6 +233,36 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
     state.last_critique = None
 
 
+def _health_or_note(state: AgentState, target: AuditTarget,
+                    clock: Clock) -> tuple[HealthSnapshot | None, list[str]]:
+    """Health is measured after the audit proper: whatever breaks it leaves the audit's report whole."""
+    try:
+        return _health(state, target, clock)
+    except Exception as exc:
+        log.warning("health_failed", error=type(exc).__name__)
+        return None, [f"collection health was not measured: {type(exc).__name__}"]
+
+
+def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[HealthSnapshot | None, list[str]]:
+    """Measure the collection's health and commit the anomalies against earlier runs' baseline."""
+    options = state.options.health
+    if not options.enabled or state.schema is None:
+        return None, []
+    context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
+    past = context.health if context is not None else []
+    snapshot = collect_health(target, state.schema, now=clock.now(), options=options,
+                              privacy=state.options.privacy, previous=past[-1] if past else None)
+    snapshot.usual_age_s = usual_age(past, snapshot.at, options)
+    findings, notes = anomaly_findings(detect(past, snapshot, options), snapshot,
+                                       where=(state.connection_name, state.database, state.collection),
+                                       context=context)
+    for finding in findings:
+        state.findings.upsert(finding)
+        log.info("anomaly_committed", field=finding.field, category=finding.category.value,
+                 severity=finding.severity.value)
+    return snapshot, notes
+
+
 def _stats_summary(result: StatsResult) -> str:
     if isinstance(result.value, list):
         size = f"{len(result.value)}{'+' if result.capped else ''} values"
@@ -262,35 +298,13 @@ def _commit_finding(state: AgentState, proposed: ProposedAction, gates: GateSet,
              severity=candidate.severity.value, affected_count=candidate.affected_count)
 
 
-def _categorical(state: AgentState, field: str) -> bool:
-    stats = state.schema.field(field) if state.schema else None
-    return bool(stats and stats.strings and not stats.cardinality_capped
-                and stats.strings.distinct_count <= CATEGORICAL_MAX)
-
-
-def _masked_trace(trace: list[TraceEntry], state: AgentState) -> list[TraceEntry]:
-    """Sample values in the trace obey the privacy mode, as they do in findings."""
-    out = []
-    for entry in trace:
-        values = entry.action_input.get("sample_values") if entry.action == "write_finding" else None
-        if isinstance(values, list):
-            field = str(entry.action_input.get("field", ""))
-            masked = mask_values(values, mode=state.options.privacy, categorical=_categorical(state, field))
-            entry = entry.model_copy(update={"action_input": {**entry.action_input, "sample_values": masked}})
-        out.append(entry)
-    return out
-
-
 def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], *, started_at: Any,
                   finished_at: Any, duration_s: float, outcome: Outcome, reason: TerminationReason,
                   error: str | None, llm: LLMAccount | None = None, note: str | None = None) -> AuditReport:
-    mode = state.options.privacy
-    findings = [f.model_copy(update={"sample_values": mask_values(f.sample_values, mode=mode,
-                                                                  categorical=_categorical(state, f.field))})
-                for f in state.findings]
-    dismissed = [d.model_copy(update={"finding": d.finding.model_copy(update={"sample_values": mask_values(
-        d.finding.sample_values, mode=mode, categorical=_categorical(state, d.finding.field))})})
-        for d in state.dismissed_findings]
+    # The privacy boundary: what the report (and so the store, /runs, alerts) may hold of documents.
+    masker = Masker(state.options.privacy, categorical_values(state.schema))
+    findings = [masker.finding(f) for f in state.findings]
+    dismissed = [d.model_copy(update={"finding": masker.finding(d.finding)}) for d in state.dismissed_findings]
     notes: list[str] = []
     if reason == "iteration_budget":
         notes.append(f"iteration budget of {state.options.max_iterations} ran out before the audit concluded")
@@ -305,15 +319,19 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
             llm.summary.budget_exhausted = note
         notes += [n for n in llm.notes() if n not in notes]
     fields = state.auditable_fields()
-    return AuditReport(
+    report = AuditReport(
         run_id=state.run_id, connection=state.connection_name, database=state.database,
         collection=state.collection, planner=planner.name, model=planner.model,
         started_at=started_at, finished_at=finished_at, duration_s=duration_s,
         outcome=outcome, termination_reason=reason, error=error, iterations=state.iteration,
         options=state.options, documents_sampled=state.documents_sampled, collection_size=state.collection_size,
         fields_total=len(fields), fields_investigated=sum(1 for f in fields if f in state.fields_investigated),
-        findings=findings, dismissed_findings=dismissed, trace=_masked_trace(trace, state),
+        findings=findings, dismissed_findings=dismissed, trace=[masker.trace_entry(e) for e in trace],
         evaluations=state.evaluation_records, token_usage=llm.total if llm else state.total_usage,
         cost_usd=round(llm.cost_usd, 6) if llm else 0.0, llm=llm.report() if llm else None, notes=notes,
-        profiles=profile_fields(state.schema, state.options.privacy) if state.schema else [],
     )
+    # Replay needs the evidence as it was run: kept in memory only, for the next run in this process.
+    report.replay_evidence.update({raw.id: raw.evidence_query for raw, written in zip(state.findings, findings,
+                                                                                      strict=True)
+                                   if written.evidence_query != raw.evidence_query})
+    return report

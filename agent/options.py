@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.findings import Severity
+from agent.health.models import HealthOptions
 
 __all__ = ["AuditOptions", "PrivacyMode"]
 
@@ -25,3 +26,4 @@ class AuditOptions(BaseModel):
     critical_min_share: float = Field(0.01, ge=0.0, le=1.0, description="critical needs at least this share affected")
     privacy: PrivacyMode = "shapes"
     fail_on: Severity | None = Severity.HIGH
+    health: HealthOptions = Field(default_factory=HealthOptions)

@@ -1,22 +1,41 @@
-"""What document values may leave a run, by privacy mode.
+"""What document values may leave a run, by privacy mode: the one boundary reports, traces,
+stored runs, ``/runs``, alerts and prompts pass through.
 
-``strict``: no values at all, only types and counts. ``shapes`` (default): a free-form value is
-replaced by its shape (``Zoe.12@mail.org`` → ``Aa+.9+@a+.a+``), numbers by their magnitude; values
-of low-cardinality categorical fields (at most 20 distinct) appear as themselves. ``full``: raw values.
+``strict``: no document value at all, only kinds and counts. ``shapes`` (default): a free-form
+value is replaced by its shape (``Zoe.12@mail.org`` → ``Aa+.9+@a+.a+``), numbers by their
+magnitude; the vocabulary of categorical fields appears as itself (see ``categorical_values``).
+``full``: raw values.
+
+Masking changes document values only. In a query (an evidence query, a traced filter) operators,
+field names, regular expressions, ``$type``/``$exists``/``$size``, numeric and date range bounds
+and the constants Argus itself looks for (null, booleans, 0, NaN, ±Infinity, the Unix epoch, the
+empty string) stay; a literal compared for equality or membership (``$eq``, ``$ne``, ``$in``,
+``$nin``, ``$all``, ``{field: value}``) or a string bound becomes ``{"$masked": "<what it was>"}``
+(its kind in ``strict``, its shape in ``shapes``). The marker cannot be mistaken for a value, and
+a masked query is never replayed (see ``has_masked``).
 """
 
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
+from agent.ejson import decode
+from agent.findings import Finding
 from agent.options import PrivacyMode
+from agent.report import TraceEntry
 from agent.tools.models import SchemaSampleResult
 from agent.tools.profiling import shape_of
 
-__all__ = ["CATEGORICAL_MAX", "Masker", "categorical_values", "json_kind", "mask_value", "mask_values", "redact_query"]
+__all__ = ["CATEGORICAL_MAX", "CATEGORICAL_SHARE", "MASKED", "Masker", "categorical_values", "has_masked",
+           "identifier_like", "json_kind", "mask_query", "mask_value"]
 
 CATEGORICAL_MAX = 20
+CATEGORICAL_SHARE = 0.25
+MASKED = "$masked"
 
 
 def _magnitude(number: float) -> str:
@@ -29,8 +48,9 @@ def _magnitude(number: float) -> str:
     return f"{sign}<1" if digits == 0 else f"{sign}{digits}-digit number"
 
 
-def mask_value(value: Any, *, mode: PrivacyMode, categorical: bool = False) -> Any:
-    if mode == "full" or (mode == "shapes" and categorical):
+def mask_value(value: Any, *, mode: PrivacyMode) -> Any:
+    """One value as ``mode`` lets it be written (the vocabulary check is the caller's: ``Masker``)."""
+    if mode == "full":
         return value
     if mode == "strict":
         return None
@@ -46,88 +66,153 @@ def mask_value(value: Any, *, mode: PrivacyMode, categorical: bool = False) -> A
     return f"<{type(value).__name__}>"
 
 
-def mask_values(values: list[Any], *, mode: PrivacyMode, categorical: bool = False) -> list[Any]:
-    if mode == "strict":
-        return []
-    return [mask_value(v, mode=mode, categorical=categorical) for v in values]
-
-
 # Operators whose operands are values taken from documents (``$in`` of duplicated keys, say);
 # range bounds, regexes, types and sizes describe the rule, not a document, and stay.
 _VALUE_OPERATORS = frozenset({"$eq", "$ne", "$in", "$nin", "$all"})
+_RANGE_OPERATORS = frozenset({"$gt", "$gte", "$lt", "$lte"})
+# Operands that are part of the question, not data: kept in every mode.
+_SAFE_OPERANDS = frozenset({"$type", "$exists", "$size", "$options"})
+# In a written query, regular expressions are patterns Argus learned from shapes (or a planner's rule).
+_KEPT_OPERANDS = _SAFE_OPERANDS | {"$regex", "$mod", MASKED}
 _LIST_MAX = 5
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def redact_query(query: Any, *, mode: PrivacyMode) -> tuple[Any, bool]:
-    """An evidence query fit to leave the run under ``mode``, and whether anything was masked.
+def _argus_constant(value: Any) -> bool:
+    """A literal Argus looks for itself (a placeholder, a sentinel), not a value from a document."""
+    try:
+        value = decode(value)
+    except (TypeError, ValueError):
+        return False
+    if value is None or isinstance(value, bool) or value == "":
+        return True
+    if isinstance(value, int | float):
+        return value == 0 or math.isnan(value) or math.isinf(value)
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=UTC)) == _EPOCH
+    return False
 
-    In ``full`` mode the query is returned as it is. Otherwise literal values compared for
-    equality are replaced by their shape (``strict``: by their type), long lists are cut to a
-    few items with a count of the rest, and operators, field names and range bounds stay, so
-    the reader still sees what the query tests."""
+
+def mask_query(query: Any, *, mode: PrivacyMode,
+               categorical: Mapping[str, frozenset[Any]] | None = None) -> tuple[Any, bool]:
+    """An Extended JSON query fit to be written under ``mode``, and whether anything was masked.
+
+    ``full`` returns it as it is. Otherwise each document value becomes ``{"$masked": ...}``
+    (see the module docstring); in ``shapes`` a string of a categorical field's vocabulary stays.
+    A list of values with anything masked is cut to a few items and a count of the rest.
+    Already masked parts pass unchanged, so masking twice is masking once."""
     if mode == "full":
         return query, False
+    vocabulary = categorical or {}
     masked = [False]
 
-    def literal(value: Any) -> Any:
+    def literal(path: str | None, value: Any) -> Any:
+        if _argus_constant(value):
+            return value
+        if mode == "shapes" and isinstance(value, str) and path is not None and value in vocabulary.get(path, ()):
+            return value
         masked[0] = True
         if mode == "strict":
-            return _type_tag(value)
-        return mask_value(value, mode="shapes")
+            return {MASKED: json_kind(value)}
+        return {MASKED: mask_value(value, mode="shapes")}
 
-    def values(operand: Any) -> Any:
+    def values(path: str | None, operand: Any) -> Any:
         if isinstance(operand, list):
-            out = [values(v) for v in operand[:_LIST_MAX]]
-            if len(operand) > _LIST_MAX:
-                out.append(f"... {len(operand) - _LIST_MAX} more")
+            out = [values(path, v) for v in operand]
+            already = any(isinstance(v, dict) and MASKED in v for v in operand)  # cut once only
+            if len(out) > _LIST_MAX and not already and any(isinstance(v, dict) and MASKED in v for v in out):
+                out = [*out[:_LIST_MAX], {MASKED: f"{len(out) - _LIST_MAX} more"}]
             return out
-        if isinstance(operand, dict) and not _is_scalar(operand):
-            return walk(operand)
-        return literal(operand)
+        if isinstance(operand, dict) and MASKED in operand:
+            return operand
+        if isinstance(operand, dict) and not _is_scalar(operand) and any(k.startswith("$") for k in operand):
+            return walk(operand, path)
+        return literal(path, operand)
 
-    def walk(node: Any) -> Any:
+    def expression(node: Any) -> Any:
+        """Inside ``$expr``: ``"$field"`` references and numbers stay, other strings are values."""
         if isinstance(node, list):
-            return [walk(v) for v in node]
+            return [expression(v) for v in node]
+        if isinstance(node, dict):
+            if MASKED in node:
+                return node
+            if _is_scalar(node):
+                return literal(None, node)
+            return {k: expression(v) for k, v in node.items()}
+        if isinstance(node, str) and not node.startswith("$"):
+            return literal(None, node)
+        return node
+
+    def walk(node: Any, path: str | None = None) -> Any:
+        if isinstance(node, list):
+            return [walk(v, path) for v in node]
         if not isinstance(node, dict):
-            return node
+            return literal(path, node)
+        if _is_scalar(node):  # a BSON regex is a pattern (kept); a date, an id, a number is a value
+            return node if "$regularExpression" in node else literal(path, node)
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in _VALUE_OPERATORS:
-                out[key] = values(value)
-            elif key.startswith("$") or (isinstance(value, dict) and not _is_scalar(value)):
-                out[key] = walk(value)
+            if key in _KEPT_OPERANDS:
+                out[key] = value
+            elif key in _VALUE_OPERATORS:
+                out[key] = values(path, value)
+            elif key in _RANGE_OPERATORS:
+                out[key] = literal(path, value) if isinstance(value, str) else value
+            elif key == "$expr":
+                out[key] = expression(value)
+            elif key.startswith("$"):
+                out[key] = walk(value, path)  # $and, $or, $nor, $not, $elemMatch: same field, or fields inside
             else:
-                out[key] = values(value)  # {field: literal} is an implicit $eq
+                out[key] = values(key, value)  # {field: literal} is an implicit $eq
         return out
 
     return walk(query), masked[0]
 
 
+def has_masked(query: Any) -> bool:
+    """The query had document values masked out of it: it no longer selects what it did."""
+    if isinstance(query, dict):
+        return MASKED in query or any(has_masked(v) for v in query.values())
+    if isinstance(query, list):
+        return any(has_masked(v) for v in query)
+    return False
+
+
 def _is_scalar(value: dict[str, Any]) -> bool:
     """An Extended JSON scalar such as ``{"$date": ...}`` or ``{"$oid": ...}``."""
     return len(value) == 1 and next(iter(value)) in {"$date", "$oid", "$numberDecimal", "$numberLong",
-                                                     "$numberInt", "$numberDouble", "$binary", "$uuid"}
+                                                     "$numberInt", "$numberDouble", "$binary", "$uuid",
+                                                     "$regularExpression", "$timestamp"}
 
 
-# Operands that are part of the question, not data: kept in every mode.
-_SAFE_OPERANDS = frozenset({"$type", "$exists", "$size", "$options"})
 _TEXT_LIMIT = 80
+_DIGITS = re.compile(r"\d")
+
+
+def identifier_like(value: str) -> bool:
+    """A value that names a person or a thing rather than a category: four or more digits (card
+    numbers, phones, SSNs, ids, dates), an ``@`` (emails, handles), or more than 40 characters."""
+    return len(_DIGITS.findall(value)) >= 4 or "@" in value or len(value) > 40
 
 
 def categorical_values(schema: SchemaSampleResult | None) -> dict[str, frozenset[Any]]:
-    """Values that may appear as themselves in ``shapes`` mode: per categorical field (strings are
-    at least 90% of its values and the sample shows at most ``CATEGORICAL_MAX`` distinct), the
-    strings the sample saw. A rare value the sample missed is masked like any free-form value, and
-    so is text in a field of numbers (``12 oz`` among ounces)."""
+    """Values that may appear as themselves in ``shapes`` mode, per field: the sampled strings of a
+    field whose strings form a small vocabulary relative to the sample, minus identifier-like ones.
+
+    A field qualifies when strings are at least 90% of its values, the sample shows at most
+    ``CATEGORICAL_MAX`` distinct strings, and no more than ``CATEGORICAL_SHARE`` of the sampled
+    strings are distinct (each value repeats four times on average), so 18 documents with 18
+    card numbers are not a vocabulary. A value the sample missed is masked like any free-form
+    value, and so is text in a field of numbers (``12 oz`` among ounces)."""
     if schema is None:
         return {}
     out: dict[str, frozenset[Any]] = {}
     for f in schema.fields:
         s = f.strings
         if s is None or f.cardinality_capped or s.distinct_count > CATEGORICAL_MAX \
-                or s.count < 0.9 * sum(f.non_null_types.values()):
+                or s.distinct_count > CATEGORICAL_SHARE * s.count or s.count < 0.9 * sum(f.non_null_types.values()):
             continue
-        out[f.path] = frozenset(v for v, _ in s.top_values if isinstance(v, str))
+        out[f.path] = frozenset(v for v, _ in s.top_values if isinstance(v, str) and not identifier_like(v))
     return out
 
 
@@ -159,6 +244,40 @@ class Masker:
         if isinstance(doc, list):
             return [self.document(v, path) for v in doc]
         return self.value(path, doc)
+
+    def sample_values(self, path: str, values: list[Any]) -> list[Any]:
+        """A finding's example values: none in ``strict``, shapes (or vocabulary) in ``shapes``."""
+        if self.mode == "full":
+            return values
+        if self.mode == "strict":
+            return []
+        return [v if isinstance(v, str) and v in self.categorical.get(path, ()) else mask_value(v, mode="shapes")
+                for v in values]
+
+    def query(self, query: Any) -> tuple[Any, bool]:
+        """An evidence query or a traced filter as it may be written (see ``mask_query``)."""
+        return mask_query(query, mode=self.mode, categorical=self.categorical)
+
+    def finding(self, finding: Finding) -> Finding:
+        """A finding as it may be written: evidence query and sample values masked."""
+        if self.mode == "full":
+            return finding
+        evidence, _ = self.query(finding.evidence_query)
+        return finding.model_copy(update={"evidence_query": evidence,
+                                          "sample_values": self.sample_values(finding.field, finding.sample_values)})
+
+    def trace_entry(self, entry: TraceEntry) -> TraceEntry:
+        """A trace entry as it may be written: the filters and values in its action input masked."""
+        if self.mode == "full":
+            return entry
+        action_input = dict(entry.action_input)
+        for key in ("filter", "value_filter", "evidence_query"):
+            if key in action_input:
+                action_input[key] = self.query(action_input[key])[0]
+        if isinstance(action_input.get("sample_values"), list):
+            action_input["sample_values"] = self.sample_values(str(action_input.get("field", "")),
+                                                               action_input["sample_values"])
+        return entry.model_copy(update={"action_input": action_input})
 
     def filter(self, query: Any, path: str | None = None) -> Any:
         """A MongoDB filter with its operands masked; operators and field names are kept."""

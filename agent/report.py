@@ -7,12 +7,14 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr, model_validator
 
 from agent.findings import Finding, Severity, severity_at_least
-from agent.history import FieldProfile, RunDiff
+from agent.health.models import HealthSnapshot
+from agent.history import RunDiff
 from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
+from agent.secrets import SECRETS
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, Verdict
 from agent.tools.registry import ActionName
 
@@ -75,9 +77,23 @@ class AuditReport(BaseModel):
     llm: LLMSummary | None = Field(None, description="model calls per purpose and model, fallback, budgets; "
                                                      "None for a run without a language model")
     notes: list[str] = Field(default_factory=list)
-    profiles: list[FieldProfile] = Field(default_factory=list, description="each sampled field's shape in this run "
-                                                                          "(the next runs' healthy baselines)")
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
+    health: HealthSnapshot | None = Field(None, description="the collection's volume, freshness and field shares, "
+                                                            "measured during this run")
+    _replay_evidence: dict[UUID, dict[str, Any]] = PrivateAttr(default_factory=dict)
+
+    @property
+    def replay_evidence(self) -> dict[UUID, dict[str, Any]]:
+        """Finding id -> the evidence query as run, for findings whose written evidence was masked by
+        the privacy mode. Never serialized: it lives as long as this object (see the runner)."""
+        return self._replay_evidence
+
+    @model_validator(mode="before")
+    @classmethod
+    def _without_secrets(cls, data: Any) -> Any:
+        """Configured secrets are masked in every report built or loaded: an error, a note or a
+        trace observation may quote a connection string or an endpoint echoing a key."""
+        return SECRETS.scrub(data)
 
     def worst_severity(self) -> Severity | None:
         return max((f.severity for f in self.findings), key=lambda s: s.rank, default=None)

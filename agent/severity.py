@@ -21,6 +21,9 @@ _BASE = {
     Category.FORMAT_VIOLATION: Severity.MEDIUM,
     Category.CROSS_FIELD: Severity.MEDIUM,
     Category.EMPTY_VALUE: Severity.LOW,
+    Category.VOLUME_ANOMALY: Severity.HIGH,
+    Category.FRESHNESS: Severity.HIGH,
+    Category.DISTRIBUTION_DRIFT: Severity.MEDIUM,
 }
 _LADDER = [Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL]
 

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 
 from agent.errors import ArgusError
 from agent.findings import Severity
+from agent.secrets import SECRETS
 
 __all__ = ["AlertRoute", "AlertsConfig", "Channel", "ChannelType"]
 
@@ -81,6 +82,7 @@ def _read(inline: str | None, env: str | None, file: Path | None, what: str) -> 
         value = os.environ.get(env, "").strip()
         if not value:
             raise ArgusError(f"environment variable {env} (the {what}) is not set")
+        SECRETS.register(value)
         return SecretStr(value)
     assert file is not None
     try:
@@ -89,6 +91,7 @@ def _read(inline: str | None, env: str | None, file: Path | None, what: str) -> 
         raise ArgusError(f"cannot read the {what} from {file}: {exc.strerror}") from None
     if not value:
         raise ArgusError(f"{file} (the {what}) is empty")
+    SECRETS.register(value)
     return SecretStr(value)
 
 

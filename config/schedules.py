@@ -39,9 +39,11 @@ from pydantic import (
 
 from agent.errors import ArgusError
 from agent.findings import Severity
+from agent.health.models import HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
 from config.alerts import AlertRoute, AlertsConfig, Channel
+from config.settings import check_mongodb_uri
 
 __all__ = [
     "AuditSettings",
@@ -241,6 +243,31 @@ Trigger = Annotated[Annotated[CronTrigger, Tag("cron")] | Annotated[IntervalTrig
                     Discriminator(_trigger_tag)]
 
 
+class HealthSettings(_Model):
+    """``health:`` of a schedule or of ``defaults``; a schedule changes only the keys it names."""
+
+    enabled: bool = True
+    time_field: str | None = Field(None, description="date field recording when a document arrived "
+                                                     "(default: the ObjectId time of _id)")
+    cadence: timedelta | None = Field(None, description="new documents are expected at least this often")
+    window: int = Field(30, ge=3, le=365, description="earlier runs a baseline is learned from")
+    min_history: int = Field(7, ge=3, description="earlier runs before a baseline may raise a finding")
+    sensitivity: float = Field(3.0, gt=0, description="robust z-score beyond which a value is anomalous")
+    seasonality: Literal["auto", "off"] = "auto"
+    field_metrics: bool = Field(False, description="export per-field null shares as metrics")
+
+    @field_validator("cadence", mode="before")
+    @classmethod
+    def _cadence(cls, value: Any) -> Any:
+        return None if value is None else parse_duration(value)
+
+    def options(self) -> HealthOptions:
+        return HealthOptions(enabled=self.enabled, time_field=self.time_field,
+                             cadence_s=self.cadence.total_seconds() if self.cadence else None, window=self.window,
+                             min_history=self.min_history, sensitivity=self.sensitivity,
+                             seasonality=self.seasonality, field_metrics=self.field_metrics)
+
+
 class AuditSettings(_Model):
     """What an audit does; ``defaults`` sets them for every schedule, a schedule overrides them."""
 
@@ -256,6 +283,8 @@ class AuditSettings(_Model):
     enabled: bool = True
     run_at_start: bool = False
     labels: dict[str, str] = Field(default_factory=dict)
+    health: HealthSettings | None = Field(None, description="collection health baselines (volume, freshness, "
+                                                            "drift); only the keys given override the defaults")
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -265,7 +294,8 @@ class AuditSettings(_Model):
     def audit_options(self) -> AuditOptions:
         return AuditOptions(sample_size=self.sample_size, max_iterations=self.max_iterations,
                             time_budget_s=self.time_budget.total_seconds(), max_time_ms=self.max_time_ms,
-                            privacy=self.privacy, fail_on=self.fail_on)
+                            privacy=self.privacy, fail_on=self.fail_on,
+                            health=(self.health or HealthSettings()).options())
 
 
 class Connection(_Model):
@@ -280,18 +310,21 @@ class Connection(_Model):
             raise ValueError("give exactly one of uri_env, uri_file or files (a URI is never written inline)")
         return self
 
-    def uri(self) -> SecretStr:
-        """The MongoDB URI, read now (raises ArgusError with a clear message when it cannot be)."""
+    def uri(self, where: str = "") -> SecretStr:
+        """The MongoDB URI, read now and checked (raises ArgusError with a clear message when it
+        cannot be; a malformed URI is never echoed). ``where`` names the connection in messages."""
+        where = f"{where} " if where else ""
         if self.uri_env is not None:
             value = os.environ.get(self.uri_env)
             if not value:
-                raise ArgusError(f"environment variable {self.uri_env} is not set")
-            return SecretStr(value.strip())
+                raise ArgusError(f"{where}environment variable {self.uri_env} is not set")
+            return SecretStr(check_mongodb_uri(value, f"{where}uri_env {self.uri_env}"))
         if self.uri_file is not None:
             try:
-                return SecretStr(self.uri_file.read_text().strip())
+                text = self.uri_file.read_text()
             except OSError as exc:
-                raise ArgusError(f"cannot read {self.uri_file}: {exc.strerror}") from None
+                raise ArgusError(f"{where}cannot read {self.uri_file}: {exc.strerror}") from None
+            return SecretStr(check_mongodb_uri(text, f"{where}uri_file {self.uri_file}"))
         raise ArgusError("this connection reads files, not a URI")
 
 
@@ -312,6 +345,7 @@ class Schedule(_Model):
     enabled: bool | None = None
     run_at_start: bool | None = None
     labels: dict[str, str] | None = None
+    health: HealthSettings | None = None
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -388,20 +422,27 @@ class ScheduleSet:
     schedules: dict[str, ResolvedSchedule]
     digest: str
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
+    connection_lines: dict[str, int] = field(default_factory=dict)  # name -> line of its definition
+
+    def connection_where(self, name: str) -> str:
+        """``schedules.yaml:12 connections.prod``: where a connection is defined, for messages."""
+        line = self.connection_lines.get(name)
+        return f"{self.path.name}:{line} connections.{name}" if line else f"{self.path.name} connections.{name}"
 
 
 def _resolve(file: _File, s: Schedule) -> ResolvedSchedule:
-    base = file.defaults.model_dump(exclude={"trigger", "llm"})
-    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger", "llm"},
+    base = file.defaults.model_dump(exclude={"trigger", "llm", "health"})
+    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger", "llm", "health"},
                              exclude_none=True)
     llm = {**_given(file.defaults.llm), **_given(s.llm)}  # key by key: a schedule changes only what it names
-    settings = AuditSettings.model_validate({**base, **overrides, "llm": llm or None})
+    health = {**_given(file.defaults.health), **_given(s.health)}
+    settings = AuditSettings.model_validate({**base, **overrides, "llm": llm or None, "health": health or None})
     trigger = s.trigger or file.defaults.trigger
     assert trigger is not None  # validated in _File._references
     return ResolvedSchedule(s.name, s.connection, s.database, s.collection, trigger, settings)
 
 
-def _given(options: LLMOptions | None) -> dict[str, Any]:
+def _given(options: LLMOptions | HealthSettings | None) -> dict[str, Any]:
     return {} if options is None else options.model_dump(include=options.model_fields_set)
 
 
@@ -468,6 +509,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return ["cron", "timezone", "every", "jitter"]
     if parent[-1] == "llm":
         return list(LLMOptions.model_fields)
+    if parent[-1] == "health":
+        return list(HealthSettings.model_fields)
     if parent[0] == "connections":
         return list(Connection.model_fields)
     if parent[:2] == ["alerts", "channels"]:
@@ -538,7 +581,9 @@ def load_schedules(path: str | Path) -> ScheduleSet:
     alerts = parsed.alerts.model_copy(update={"channels": {
         name: _absolute_secrets(c, base) for name, c in parsed.alerts.channels.items()}})
     return ScheduleSet(path=file, connections=connections, schedules=schedules,
-                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts)
+                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts,
+                       connection_lines={name: lines[("connections", name)] for name in connections
+                                         if ("connections", name) in lines})
 
 
 def _problem_order(problem: str) -> tuple[int, str]:

@@ -2,18 +2,80 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
+from psycopg import ProgrammingError
+from psycopg.conninfo import conninfo_to_dict
 from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from pymongo import uri_parser
 
+from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.llm.options import EvaluatorProfile, LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
+from agent.secrets import SECRETS
 
-__all__ = ["Settings"]
+__all__ = ["Settings", "check_database_url", "check_mongodb_uri"]
+
+# pymongo's own messages may quote parts of the URI ('Bad database name "ss@host/db"'): each
+# known one maps to a sentence of ours, and anything else to a generic one.
+_MONGO_REASONS = (
+    ("scheme", "the scheme must be mongodb:// or mongodb+srv://"),
+    ("escaped", "a ':', '/', '@' or '%' in the user name or password must be percent-escaped "
+                "(urllib.parse.quote_plus)"),
+    ("database name", "the database name is invalid (an unescaped '/' or '@' in the password ends the host part "
+                      "early: percent-escape it)"),
+    ("port", "a port must be a number from 1 to 65535"),
+    ("host", "it names no valid host"),
+    ("option", "an option in its query string is unknown or has an invalid value (not shown)"),
+    ("must be", "an option in its query string has an invalid value (not shown)"),
+)
+
+
+def check_mongodb_uri(uri: str, source: str) -> str:
+    """``uri`` when it is a MongoDB connection string pymongo can use; otherwise ``ArgusError``
+    naming ``source`` and what is wrong, never the string. Its secrets are registered for
+    masking either way."""
+    SECRETS.register_connection_string(uri)
+    uri = uri.strip()
+    prefix = f"{source} is not a valid MongoDB URI: "
+    lowered = uri[:14].lower()
+    if not (lowered.startswith("mongodb://") or lowered.startswith("mongodb+srv://")) or \
+            not (uri.startswith("mongodb://") or uri.startswith("mongodb+srv://")):
+        raise ArgusError(prefix + "the scheme must be mongodb:// or mongodb+srv://")
+    # An SRV name is resolved by DNS; its syntax is checked here as a plain URI, without the lookup.
+    plain = "mongodb://" + uri.removeprefix("mongodb+srv://") if uri.startswith("mongodb+srv://") else uri
+    try:
+        uri_parser.parse_uri(plain, validate=True, warn=False)
+    except Exception as exc:  # InvalidURI, ConfigurationError, ValueError: never echoed
+        text = str(exc).lower()
+        reason = next((why for key, why in _MONGO_REASONS if key in text), "it cannot be parsed")
+        raise ArgusError(prefix + reason) from None
+    return uri
+
+
+_PG_URL = re.compile(r"^postgres(ql)?://", re.I)
+
+
+def check_database_url(dsn: str, source: str = "ARGUS_DATABASE_URL") -> str:
+    """``dsn`` when psycopg can use it (a ``postgresql://`` URL or ``key=value`` pairs); otherwise
+    ``ArgusError`` naming ``source``, never the DSN, before any pool or logger sees it."""
+    SECRETS.register_connection_string(dsn)
+    dsn = dsn.strip()
+    prefix = f"{source} is not a valid PostgreSQL URL: "
+    url_like = "://" in dsn or re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:/", dsn) or "=" not in dsn
+    if url_like and not _PG_URL.match(dsn):
+        raise ArgusError(prefix + "the scheme must be postgresql:// or postgres:// (or give key=value pairs)")
+    try:
+        conninfo_to_dict(dsn)
+    except (ProgrammingError, ValueError):
+        raise ArgusError(prefix + "it cannot be parsed (percent-escape ':', '/', '@' and '%' in the password)") \
+            from None
+    return dsn
 
 
 class Settings(BaseSettings):
@@ -81,13 +143,29 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
 
+    def model_post_init(self, context: Any, /) -> None:
+        if self.database_url is not None:
+            SECRETS.register_connection_string(self.database_url.get_secret_value())
+
+    def database_dsn(self) -> str | None:
+        """``ARGUS_DATABASE_URL`` checked (``ArgusError`` names the variable, never the value)."""
+        return None if self.database_url is None else check_database_url(self.database_url.get_secret_value())
+
     def llm_options(self, overrides: LLMOptions | None = None, **values: Any) -> LLMOptions:
-        """LLM options from ``ARGUS_LLM_*``, then a schedule's ``overrides``, then non-None ``values``."""
+        """LLM options from ``ARGUS_LLM_*``, then a schedule's ``overrides``, then non-None ``values``.
+        The API key they name is registered for masking: an endpoint may echo it back in an error."""
         base = {name.removeprefix("llm_"): getattr(self, name) for name in type(self).model_fields
                 if name.startswith("llm_")}
         options = LLMOptions.model_validate(base).merged(overrides)
         given = {k: v for k, v in values.items() if v is not None}
-        return LLMOptions.model_validate({**options.model_dump(), **given}) if given else options
+        options = LLMOptions.model_validate({**options.model_dump(), **given}) if given else options
+        try:
+            key = options.api_key()
+        except (ArgusError, OSError):
+            key = None  # the client names the missing variable or file when it is built
+        if key is not None:
+            SECRETS.register(key.get_secret_value())
+        return options
 
     def audit_options(self, **overrides: Any) -> AuditOptions:
         """Options for one audit: these settings, with non-None ``overrides`` on top."""

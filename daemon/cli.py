@@ -25,6 +25,7 @@ from agent.llm.options import PlannerKind
 from agent.loop import run_audit
 from agent.planners.factory import make_planner
 from agent.report import AuditReport
+from agent.secrets import SECRETS
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
 from config.schedules import ScheduleError, load_schedules
@@ -38,7 +39,7 @@ from daemon.metrics import Metrics
 from daemon.render import ProgressDisplay, print_diff, print_report, print_runs
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
-from daemon.sources import load_jsonl, open_uri, redact_uri
+from daemon.sources import load_jsonl, open_uri
 from daemon.spool import Spool
 from daemon.store import (
     CollectionRef,
@@ -77,6 +78,7 @@ class FailOn(StrEnum):
 class Verdict(StrEnum):
     tp = "tp"
     fp = "fp"
+    expected = "expected"
 
 
 class PlannerChoice(StrEnum):
@@ -103,7 +105,8 @@ def _root() -> None:
 
 
 def _fail(message: str) -> typer.Exit:
-    Console(stderr=True).print(f"argus: error: {message}", highlight=False, markup=False, soft_wrap=True)
+    Console(stderr=True).print(f"argus: error: {SECRETS.redact(message)}", highlight=False, markup=False,
+                               soft_wrap=True)
     return typer.Exit(EXIT_ERROR)
 
 
@@ -155,7 +158,7 @@ def audit(
         ref = CollectionRef(target.connection_name, target.database, target.name)
         context = _store_call(lambda: history_store.history(
             ref, runs=settings.history_runs, drift_tolerance=settings.drift_tolerance,
-            growth_factor=settings.growth_factor))
+            growth_factor=settings.growth_factor, health_runs=options.health.window))
     kind: PlannerKind = planner_choice.value if planner_choice is not None else settings.planner
     try:
         llm = None if kind == "heuristic" else settings.llm_options(
@@ -190,9 +193,10 @@ def _target(file: Path | None, uri: str | None, database: str | None, collection
         if file is not None:
             return load_jsonl(file, collection=collection, max_time_ms=max_time_ms)
         assert uri is not None
+        source = "ARGUS_MONGODB_URI" if os.environ.get("ARGUS_MONGODB_URI") == uri else "--uri"
         if not database or not collection:
-            raise _fail(f"--uri {redact_uri(uri)} needs --database and --collection")
-        return open_uri(uri, database=database, collection=collection, max_time_ms=max_time_ms)
+            raise _fail(f"{source} needs --database and --collection")
+        return open_uri(uri, database=database, collection=collection, max_time_ms=max_time_ms, source=source)
     except ArgusError as exc:
         raise _fail(str(exc)) from None
 
@@ -286,7 +290,8 @@ def diff(runs_: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RUN_
 @app.command()
 def label(run_id: Annotated[str, typer.Argument(help="run id (or a unique prefix)")],
           finding_id: Annotated[str, typer.Argument(help="finding id (or a unique prefix), see `argus show`")],
-          verdict: Annotated[Verdict, typer.Argument(help="tp: a real defect; fp: a false positive")],
+          verdict: Annotated[Verdict, typer.Argument(help="tp: a real defect; fp: a false positive; expected: an "
+                                                            "anomaly (volume, freshness, drift) that was planned")],
           note: Annotated[str | None, typer.Option(help="why")] = None) -> None:
     """Label a finding as a true or false positive; the next audits take it into account."""
 
@@ -360,9 +365,9 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(help="[default: 
     for name, conn in sorted(loaded.connections.items()):
         if conn.files is None:
             try:
-                conn.uri()
+                conn.uri(loaded.connection_where(name))
             except ArgusError as exc:
-                console.print(f"warning: connection {name!r}: {exc}; its schedules will fail until it is",
+                console.print(f"warning: {exc}; its schedules will fail until it is",
                               markup=False, highlight=False)
     console.print(f"{path}: {len(loaded.schedules)} schedule(s), valid", highlight=False)
 
@@ -452,7 +457,8 @@ def _deliver_alerts(history_store: PostgresStore, config: AlertsConfig) -> None:
 
 def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
     if report.outcome == "failed":
-        Console(stderr=True).print(f"argus: error: audit failed: {report.error}", markup=False, highlight=False)
+        Console(stderr=True).print(f"argus: error: audit failed: {SECRETS.redact(report.error or '')}", markup=False,
+                                   highlight=False)
         return EXIT_ERROR
     if fail_on is not None and report.findings_at_or_above(fail_on):
         return EXIT_FINDINGS
@@ -465,7 +471,8 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:  # last resort: one line, no traceback
-        Console(stderr=True).print(f"argus: error: internal error: {type(exc).__name__}: {exc}", markup=False)
+        Console(stderr=True).print(f"argus: error: internal error: {type(exc).__name__}: {SECRETS.redact(str(exc))}",
+                                   markup=False)
         sys.exit(EXIT_ERROR)
 
 

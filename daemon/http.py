@@ -11,6 +11,8 @@ from typing import Any
 import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+from agent.secrets import SECRETS
+
 __all__ = ["HttpServer", "parse_listen"]
 
 log = structlog.get_logger("argus.http")
@@ -57,6 +59,7 @@ class HttpServer:
                 self._send(code, (json.dumps(body, indent=2, default=str) + "\n").encode(), "application/json")
 
             def _send(self, code: int, body: bytes, content_type: str) -> None:
+                body = SECRETS.redact(body.decode()).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))

@@ -86,6 +86,19 @@ class Metrics:
                                      ["channel"], registry=r)
         self.alerts_pending = Gauge("argus_alerts_pending", "Alerts in the outbox waiting to be delivered",
                                     registry=r)
+        where = ["connection", "database", "collection"]
+        self.documents = Gauge("argus_collection_documents", "Documents in the collection at its last audit",
+                               where, registry=r)
+        self.freshness = Gauge("argus_collection_freshness_seconds", "Age of the newest document at the last audit",
+                               where, registry=r)
+        self.newest = Gauge("argus_collection_newest_document_timestamp_seconds", "When the newest document was "
+                            "written, as of the last audit (time() minus this is its age now)", where, registry=r)
+        self.usual_age = Gauge("argus_collection_usual_age_seconds", "The oldest the newest document usually is, "
+                               "learned from earlier runs", where, registry=r)
+        self.anomalies = Counter("argus_health_anomalies", "Health anomalies found (volume, freshness, drift)",
+                                 ["schedule", "kind"], registry=r)
+        self.field_nulls = Gauge("argus_field_null_share", "Null or missing share of a field in the last sample "
+                                 "(only for schedules with health.field_metrics)", [*where, "field"], registry=r)
 
     def gauge_from(self, name: str, doc: str, labels: list[str],
                    produce: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
@@ -123,6 +136,26 @@ class Metrics:
                     self.tokens.labels(schedule, model, kind).inc(value)
             if cost:
                 self.cost.labels(schedule, model).inc(cost)
+
+        self._observe_health(schedule, report)
+
+    def _observe_health(self, schedule: str, report: AuditReport) -> None:
+        health = report.health
+        if health is None:
+            return
+        where = (report.connection, report.database, report.collection)
+        self.documents.labels(*where).set(health.documents)
+        if health.freshness_s is not None and health.newest_at is not None:
+            self.freshness.labels(*where).set(health.freshness_s)
+            self.newest.labels(*where).set(health.newest_at.timestamp())
+        if health.usual_age_s is not None:
+            self.usual_age.labels(*where).set(health.usual_age_s)
+        for kind in ("volume_anomaly", "freshness", "distribution_drift"):
+            found = sum(1 for f in report.findings if f.category.value == kind)
+            self.anomalies.labels(schedule, kind).inc(found)
+        if report.options.health.field_metrics:
+            for f in health.fields:
+                self.field_nulls.labels(*where, f.path).set(f.null_share)
 
     def observe_diff(self, schedule: str, report: AuditReport) -> None:
         if report.diff is None:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.status import Status
 from rich.table import Table
 
+from agent.health.models import HealthSnapshot, age_text
 from agent.history import DiffEntry, RunDiff
 from agent.report import AuditReport, TraceEntry
 from agent.state import AgentState
@@ -37,6 +38,17 @@ def _diff_line(diff: RunDiff) -> str:
     return f"since run {diff.previous_run_id}: {', '.join(parts) or 'no findings either time'}{suffix}"
 
 
+def _health_line(health: HealthSnapshot) -> str:
+    parts = [f"{health.documents:,} documents"]
+    if health.inserts is not None:
+        parts.append(f"{health.inserts:,} inserted since the last run")
+    if health.freshness_s is not None:
+        usual = f" (usually up to {age_text(health.usual_age_s)})" if health.usual_age_s is not None else ""
+        parts.append(f"newest {age_text(health.freshness_s)} old{usual}")
+    return " · ".join(parts)
+
+
+
 def print_report(report: AuditReport, console: Console, *, finding_ids: bool = False) -> None:
     where = f"{report.database}.{report.collection}"
     console.print(f"[bold]Argus audit of {where}[/bold]  run {report.run_id}")
@@ -48,6 +60,8 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         usage = report.token_usage
         console.print(f"llm {usage.input_tokens:,} input + {usage.output_tokens:,} output tokens "
                       f"({usage.cached_tokens:,} cached) · ${report.cost_usd:.4f}", highlight=False)
+    if report.health is not None:
+        console.print(f"health {_health_line(report.health)}", highlight=False)
     if report.diff is not None:
         console.print(f"changes {_diff_line(report.diff)}", highlight=False)
     if report.error:

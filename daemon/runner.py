@@ -25,8 +25,10 @@ import structlog
 
 from agent.clock import Clock, SystemClock
 from agent.errors import ArgusError
+from agent.history import HistoricalContext, fingerprint
 from agent.loop import run_audit
 from agent.planners.factory import make_planner
+from agent.privacy import has_masked
 from agent.report import AuditReport, TerminationReason, TraceEntry
 from agent.state import AgentState
 from config.schedules import ResolvedSchedule, ScheduleSet
@@ -89,6 +91,9 @@ class ScheduleRunner:
         self.stored = threading.Event()  # set whenever a report is stored: wakes the alert sender
         self.in_progress: dict[UUID, Progress] = {}
         self.last_reports: dict[str, AuditReport] = {}
+        # fingerprint -> evidence query as run, where the privacy mode masked what was stored: in
+        # memory only, so replay works within this process without a document value on disk
+        self.replay_evidence: dict[str, dict[str, Any]] = {}
         self._lock = threading.Lock()
         self._drain_lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
@@ -150,28 +155,53 @@ class ScheduleRunner:
         options = schedule.settings.audit_options()
         try:
             target = self.sources.target(schedule.connection, schedules.connections[schedule.connection],
-                                         schedule.database, schedule.collection, max_time_ms=options.max_time_ms)
+                                         schedule.database, schedule.collection, max_time_ms=options.max_time_ms,
+                                         where=schedules.connection_where(schedule.connection))
             context = None
             try:
                 context = self.store.history(CollectionRef(schedule.connection, schedule.database, schedule.collection),
                                              runs=self.settings.history_runs,
                                              drift_tolerance=self.settings.drift_tolerance,
-                                             growth_factor=self.settings.growth_factor)
+                                             growth_factor=self.settings.growth_factor,
+                                             health_runs=options.health.window)
             except StoreError as exc:
                 self.metrics.store_errors.labels("history").inc()
                 log.warning("history_unavailable", schedule=schedule.name, error=str(exc))
+            if context is not None:
+                context = self._with_replay_evidence(context)
             kind = schedule.settings.planner
             setup = make_planner(kind, clock=self.clock,
                                  llm=None if kind == "heuristic" else self.settings.llm_options(schedule.settings.llm))
-            return run_audit(target, setup.planner, options=options, clock=self.clock, historical_context=context,
-                             observer=progress, run_id=progress.run_id, should_stop=progress.stop.is_set,
-                             gates=setup.gates, llm=setup.account)
+            report = run_audit(target, setup.planner, options=options, clock=self.clock,
+                               historical_context=context, observer=progress, run_id=progress.run_id,
+                               should_stop=progress.stop.is_set, gates=setup.gates, llm=setup.account)
+            self._remember_replay_evidence(report)
+            return report
         except ArgusError as exc:
             return self.failed_report(schedule, progress, str(exc))
         except Exception as exc:  # a bug must not stop the daemon: record it as a failed run
             log.error("audit_crashed", schedule=schedule.name, error=type(exc).__name__,
                       where=traceback.format_exc(limit=-1).strip().splitlines()[-1][:200])
             return self.failed_report(schedule, progress, f"internal error: {type(exc).__name__}: {exc}")
+
+    def _with_replay_evidence(self, context: HistoricalContext) -> HistoricalContext:
+        """Persistent patterns whose stored evidence was masked get back the query as it was run,
+        when this process ran it; the others stay masked, and replay passes them by."""
+        with self._lock:
+            known = dict(self.replay_evidence)
+        patterns = [p.model_copy(update={"last_evidence_query": known[p.fingerprint]})
+                    if p.fingerprint in known and has_masked(p.last_evidence_query) else p for p in context.persistent]
+        return context.model_copy(update={"persistent": patterns})
+
+    def _remember_replay_evidence(self, report: AuditReport) -> None:
+        with self._lock:
+            for f in report.findings:
+                fp = fingerprint(report.connection, report.database, report.collection, f.field, f.category)
+                raw = report.replay_evidence.get(f.id)
+                if raw is not None:
+                    self.replay_evidence[fp] = raw
+                else:
+                    self.replay_evidence.pop(fp, None)
 
     def failed_report(self, schedule: ResolvedSchedule, progress: Progress, error: str, *,
                       reason: TerminationReason = "error") -> AuditReport:

@@ -21,7 +21,7 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from agent.clock import Clock, SystemClock
-from agent.privacy import redact_query
+from agent.privacy import has_masked, mask_query
 from agent.report import ARGUS_VERSION
 from config.schedules import ScheduleError, ScheduleSet, load_schedules
 from config.settings import Settings
@@ -279,9 +279,9 @@ class Daemon:
         mode = report.options.privacy
         findings = []
         for f in report.findings:
-            evidence, redacted = redact_query(f.evidence_query, mode=mode)
+            evidence, _ = mask_query(f.evidence_query, mode=mode)  # a report stored before masking, too
             findings.append({**f.model_dump(mode="json", exclude={"evidence_query", "description", "hypothesis"}),
-                             "evidence_query": evidence, "evidence_redacted": redacted,
+                             "evidence_query": evidence, "evidence_redacted": has_masked(evidence),
                              **({"description": f.description} if mode == "full" else {})})
         body = report.model_dump(mode="json", exclude={"trace", "findings", "dismissed_findings", "evaluations"})
         return {**body, "findings": findings}

@@ -1,14 +1,14 @@
 """Where audited collections come from: a live MongoDB / Cosmos DB URI, or Extended JSON lines.
 
 A ``.jsonl`` file (as ``mongoexport`` writes it) is loaded into an in-memory mongomock database,
-so demos and tests audit the same way a live server is audited. URIs never appear in errors or
-logs with their password.
+so demos and tests audit the same way a live server is audited. A URI never appears in an
+error or a log: it is checked before pymongo sees it (``check_mongodb_uri``), and the error says
+what is wrong and where the URI came from.
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,16 +21,11 @@ from pymongo import MongoClient
 from agent.errors import DataLoadError, TargetUnavailable
 from agent.tools.target import AuditTarget
 from config.schedules import Connection
+from config.settings import check_mongodb_uri
 
-__all__ = ["SourceCache", "load_jsonl", "open_uri", "redact_uri"]
+__all__ = ["SourceCache", "load_jsonl", "open_uri"]
 
 _BATCH = 1000
-_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<user>[^:@/]*)(:(?P<password>[^@/]*))?@", re.I)
-
-
-def redact_uri(uri: str) -> str:
-    """``mongodb://app:s3cret@host/db`` → ``mongodb://app:***@host/db``."""
-    return _CREDENTIALS.sub(lambda m: f"{m['scheme']}{m['user']}{':***' if m['password'] is not None else ''}@", uri)
 
 
 def load_jsonl(path: str | Path, *, collection: str | None = None, database: str = "files",
@@ -85,20 +80,23 @@ def _insert(coll: Any, batch: list[dict[str, Any]], file: Path, first_line: int)
 
 
 def open_uri(uri: str, *, database: str, collection: str, connection_name: str = "default",
-             max_time_ms: int = 10_000, connect_timeout_ms: int = 10_000) -> AuditTarget:
-    """A read-only target on a live server. Nothing is sent until the first query."""
-    client = _client(uri, connect_timeout_ms)
+             max_time_ms: int = 10_000, connect_timeout_ms: int = 10_000, source: str = "the MongoDB URI",
+             ) -> AuditTarget:
+    """A read-only target on a live server. Nothing is sent until the first query. ``source``
+    names where the URI came from in errors (``ARGUS_MONGODB_URI``)."""
+    client = _client(check_mongodb_uri(uri, source), connect_timeout_ms, source)
     return AuditTarget(client[database][collection], connection_name=connection_name, max_time_ms=max_time_ms)
 
 
-def _client(uri: str, connect_timeout_ms: int = 10_000) -> MongoClient[dict[str, Any]]:
+def _client(uri: str, connect_timeout_ms: int = 10_000, source: str = "the MongoDB URI",
+            ) -> MongoClient[dict[str, Any]]:
     lowered = uri.lower()
     timeouts: dict[str, Any] = {name: connect_timeout_ms for name in ("serverSelectionTimeoutMS", "connectTimeoutMS")
                                 if name.lower() not in lowered}  # options written in the URI win over our defaults
     try:
         return MongoClient(uri, appname="argus", retryWrites=False, **timeouts)
     except Exception as exc:  # pymongo validates the URI eagerly
-        raise TargetUnavailable(f"cannot use MongoDB URI {redact_uri(uri)}: {type(exc).__name__}") from exc
+        raise TargetUnavailable(f"cannot use {source}: {type(exc).__name__}") from None
 
 
 class SourceCache:
@@ -115,20 +113,22 @@ class SourceCache:
         self._clients: dict[tuple[str, str], MongoClient[dict[str, Any]]] = {}
 
     def target(self, connection_name: str, connection: Connection, database: str, collection: str, *,
-               max_time_ms: int) -> AuditTarget:
+               max_time_ms: int, where: str = "") -> AuditTarget:
+        """``where`` names the connection's definition in errors (``schedules.yaml:12 connections.prod``)."""
         if connection.files is not None:
             path = connection.files.get(collection)
             if path is None:
                 raise DataLoadError(f"connection {connection_name!r} has no file for collection {collection!r}")
             return self._file_target(connection_name, path, database, collection, max_time_ms)
-        uri = connection.uri().get_secret_value()
+        where = where or f"connection {connection_name!r}"
+        uri = connection.uri(where).get_secret_value()
         key = (connection_name, hashlib.sha256(uri.encode()).hexdigest())
         with self._lock:
             client = self._clients.get(key)
             if client is None:
                 for old in [k for k in self._clients if k[0] == connection_name]:
                     self._clients.pop(old).close()
-                client = _client(uri)
+                client = _client(uri, source=f"{where} URI")
                 self._clients[key] = client
         return AuditTarget(client[database][collection], connection_name=connection_name, max_time_ms=max_time_ms)
 

@@ -61,6 +61,9 @@ class RecordingCollection:
         self.calls.append(("estimated_document_count", kwargs))
         return int(self._inner.estimated_document_count(**kwargs))
 
+    def list_indexes(self) -> Any:
+        return self._inner.list_indexes()
+
     def find(self, query: dict[str, Any], projection: Any = None) -> Any:
         recording = self
 
@@ -70,6 +73,10 @@ class RecordingCollection:
 
             def limit(self, n: int) -> Any:
                 self._cursor = self._cursor.limit(n)
+                return self
+
+            def sort(self, key: str, direction: int) -> Any:
+                self._cursor = self._cursor.sort(key, direction)
                 return self
 
             def max_time_ms(self, ms: int) -> Any:

@@ -18,8 +18,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from agent.health.findings import HEALTH_CATEGORIES
 from agent.history import HistoricalContext, Pattern, fingerprint
 from agent.planners.base import Planner
+from agent.privacy import has_masked
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState
 from agent.tools.models import RunQueryResult
@@ -67,8 +69,10 @@ class ReplayFirst:
         if not isinstance(context, HistoricalContext):
             return
         for pattern in [*context.persistent, *context.one_off]:
-            if not pattern.committed_runs:
-                continue
+            if not pattern.committed_runs or pattern.category in HEALTH_CATEGORIES:
+                continue  # a health anomaly is judged against its baseline each run, not replayed
+            if has_masked(pattern.last_evidence_query):
+                continue  # masked by the privacy mode: it no longer selects the defect
             yield AgentAction(action="run_query", reasoning=f"replay: {pattern.category.value} on {pattern.field} "
                                                             f"was seen in {pattern.runs_seen} earlier run(s)",
                               action_input={"filter": pattern.last_evidence_query, "limit": EXAMPLES,

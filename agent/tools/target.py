@@ -1,9 +1,9 @@
 """The audited collection, as tools see it: read methods only, each with a server time limit.
 
 ``AuditTarget`` wraps a pymongo ``Collection`` (or mongomock's, which has the same interface)
-and exposes ``find``, ``count_documents``, ``aggregate`` and ``estimated_document_count`` and
-nothing else, so no code path from a tool can reach a write method. Every call carries
-``maxTimeMS``; pymongo errors are translated into ``ToolError`` / ``TargetUnavailable`` here.
+and exposes ``find``, ``count_documents``, ``aggregate``, ``estimated_document_count``, ``newest``
+and ``indexed_fields`` and nothing else, so no code path from a tool can reach a write method.
+Every query carries ``maxTimeMS``; pymongo errors are translated into ``ToolError`` / ``TargetUnavailable`` here.
 """
 
 from __future__ import annotations
@@ -56,6 +56,24 @@ class AuditTarget:
     def aggregate(self, pipeline: list[dict[str, Any]]) -> list[Any]:
         with _translated("aggregate"):
             return list(self._collection.aggregate(pipeline, maxTimeMS=self._limit_ms()))
+
+    def newest(self, field: str) -> Any:
+        """The largest value of ``field`` (on an index: one key read), or None in an empty collection."""
+        with _translated("find"):
+            query = {} if field == "_id" else {field: {"$exists": True}}
+            cursor = (self._collection.find(query, {field: 1}).sort(field, -1).limit(1)
+                      .max_time_ms(self._limit_ms()))
+            for doc in cursor:
+                value: Any = doc
+                for part in field.split("."):
+                    value = value.get(part) if isinstance(value, Mapping) else None
+                return value
+            return None
+
+    def indexed_fields(self) -> set[str]:
+        """Fields that lead an index (a sort or range on them reads the index, not the collection)."""
+        with _translated("list_indexes"):
+            return {next(iter(index["key"])) for index in self._collection.list_indexes() if index.get("key")}
 
     def estimated_document_count(self) -> int:
         with _translated("estimated_document_count"):

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from agent.secrets import SECRETS
 from config.alerts import Channel
 from daemon.alerts.models import Alert
 
@@ -55,6 +56,7 @@ def webhook_body(alert: Alert) -> bytes:
 
 
 def _dumps(value: Any) -> bytes:
+    value = SECRETS.scrub(value)  # a failed run's error may quote what an endpoint echoed
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True).encode()
 
 

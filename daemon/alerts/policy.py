@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from agent.findings import Finding, Severity, severity_at_least
 from agent.history import DiffEntry
-from agent.privacy import redact_query
+from agent.privacy import has_masked, mask_query
 from agent.report import AuditReport
 from config.alerts import AlertsConfig
 from config.schedules import ScheduleSet
@@ -107,7 +107,7 @@ class AlertPolicy:
     def _finding_alert(self, kind: AlertKind, report: AuditReport, entry: DiffEntry, finding: Finding,
                        labels: dict[str, str]) -> Alert:
         mode = report.options.privacy
-        evidence, redacted = redact_query(finding.evidence_query, mode=mode)
+        evidence, _ = mask_query(finding.evidence_query, mode=mode)  # idempotent on a masked report
         where = f"{report.database}.{report.collection}"
         affected = f"{finding.affected_count:,} of {report.collection_size:,} documents ({finding.affected_pct:.2%})"
         if kind == "new_finding":
@@ -127,7 +127,7 @@ class AlertPolicy:
             fingerprint=entry.fingerprint, field=finding.field, category=finding.category,
             previous_severity=entry.previous_severity, affected_count=finding.affected_count,
             affected_share=finding.affected_pct, collection_size=report.collection_size,
-            evidence_query=evidence, evidence_redacted=redacted,
+            evidence_query=evidence, evidence_redacted=has_masked(evidence),
             sample_values=finding.sample_values if mode == "full" else [])
 
     def _failure_alert(self, report: AuditReport, streak: int, labels: dict[str, str]) -> Alert:

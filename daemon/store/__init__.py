@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import structlog
 
+from agent.errors import ArgusError
 from config.settings import Settings
 from daemon.store.embedded import embedded_exists, start_embedded
 from daemon.store.errors import NotFound, StoreError, StoreUnavailable
@@ -33,14 +34,22 @@ def store_configured(settings: Settings) -> bool:
 def describe_store(settings: Settings) -> str:
     """Where history lives, fit for a log or a terminal (no password)."""
     if settings.database_url is not None:
-        return f"PostgreSQL at {describe_dsn(settings.database_url.get_secret_value())}"
+        try:
+            dsn = settings.database_dsn()
+        except ArgusError:
+            return "PostgreSQL (ARGUS_DATABASE_URL is not valid)"
+        return f"PostgreSQL at {describe_dsn(dsn or '')}"
     return f"embedded PostgreSQL in {settings.data_dir / 'pgdata'}"
 
 
 def open_store(settings: Settings, *, pool_size: int | None = None, wait: bool = True) -> PostgresStore:
-    """The configured store: the DSN when given, else the embedded server (started if needed)."""
+    """The configured store: the DSN when given, else the embedded server (started if needed).
+    A DSN that does not parse is refused here, before a pool (and its logger) sees it."""
     if settings.database_url is not None:
-        dsn = settings.database_url.get_secret_value()
+        try:
+            dsn = settings.database_dsn() or ""
+        except ArgusError as exc:
+            raise StoreError(str(exc)) from None
         log.info("store_opening", database=describe_dsn(dsn))
     else:
         dsn = start_embedded(settings.data_dir).uri

@@ -174,6 +174,23 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         check (fingerprint is not null or collection is not null or category is not null)
     );
     """),
+    (10, "collection health per run; 'expected' labels for anomalies", """
+    -- One row per run that measured its collection (agent.health); pruned with its run.
+    create table run_health (
+        run_id uuid primary key references runs (id) on delete cascade,
+        connection text not null,
+        database text not null,
+        collection text not null,
+        at timestamptz not null,
+        documents bigint not null,
+        inserts bigint,
+        freshness_s double precision,
+        snapshot jsonb not null
+    );
+    create index run_health_by_collection on run_health (connection, database, collection, at desc);
+    alter table labels drop constraint labels_verdict_check;
+    alter table labels add constraint labels_verdict_check check (verdict in ('tp', 'fp', 'expected'));
+    """),
 ]
 
 

@@ -26,8 +26,8 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from pydantic import BaseModel
 
 from agent.findings import Category, Severity
+from agent.health.models import HealthSnapshot
 from agent.history import (
-    FieldProfile,
     HistoricalContext,
     LabelSummary,
     PastFinding,
@@ -260,6 +260,13 @@ class PostgresStore:
              report.termination_reason, report.error, report.iterations, report.documents_sampled,
              report.collection_size, usage.input_tokens, usage.output_tokens, usage.cached_tokens, report.cost_usd,
              Jsonb(report.model_dump(mode="json")), report.scheduled_for, report.replica))
+        if report.health is not None:
+            h = report.health
+            conn.execute(
+                """insert into run_health (run_id, connection, database, collection, at, documents, inserts,
+                       freshness_s, snapshot) values (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
+                (report.run_id, report.connection, report.database, report.collection, h.at, h.documents,
+                 h.inserts, h.freshness_s, Jsonb(h.model_dump(mode="json"))))
         status = {e.finding_id: e for e in (report.diff.entries if report.diff else []) if e.finding_id}
         with conn.cursor() as cur:
             cur.executemany(
@@ -330,9 +337,10 @@ class PostgresStore:
         return newly
 
     def add_label(self, run_id: UUID, finding_id: UUID, verdict: str, note: str | None = None) -> Label:
-        """Record a user's verdict (``tp`` or ``fp``) on a finding of a stored run."""
-        if verdict not in ("tp", "fp"):
-            raise StoreError(f"a label is 'tp' or 'fp', not {verdict!r}")
+        """Record a user's verdict (``tp``, ``fp``, or ``expected`` for a planned anomaly) on a finding
+        of a stored run."""
+        if verdict not in ("tp", "fp", "expected"):
+            raise StoreError(f"a label is 'tp', 'fp' or 'expected', not {verdict!r}")
         with self._conn() as conn, conn.transaction():
             row = conn.execute(
                 """select r.connection, r.database, r.collection, f.field, f.category, f.fingerprint, f.affected_pct
@@ -403,13 +411,15 @@ class PostgresStore:
         return out
 
     def history(self, ref: CollectionRef, *, runs: int = 10, drift_tolerance: float = 0.5,
-                growth_factor: float = 1.5) -> HistoricalContext:
-        """The context a planner gets before auditing ``ref``: the last ``runs`` runs and all labels."""
+                growth_factor: float = 1.5, health_runs: int = 30) -> HistoricalContext:
+        """The context a planner gets before auditing ``ref``: the last ``runs`` runs and all labels,
+        and the health measured by the last ``health_runs`` runs."""
         with self._conn() as conn:
             rows = conn.execute(
-                """select id, started_at, outcome, report->'profiles' from runs where connection = %s
-                       and database = %s and collection = %s and outcome <> 'failed'
-                   order by started_at desc limit %s""",
+                """select r.id, r.started_at, r.outcome, h.snapshot from runs r
+                       left join run_health h on h.run_id = r.id
+                   where r.connection = %s and r.database = %s and r.collection = %s and r.outcome <> 'failed'
+                   order by r.started_at desc limit %s""",
                 (*ref, runs)).fetchall()
             found = self._past_findings(conn, [r[0] for r in rows]) if rows else {}
             labels: dict[str, LabelSummary] = {}
@@ -418,14 +428,18 @@ class PostgresStore:
                            and database = %s and collection = %s order by created_at, id""", tuple(ref)):
                 summary = labels.setdefault(fp, LabelSummary())
                 if verdict == "tp":
-                    summary.true_positives += 1
+                    summary.true_positives += 1  # 'fp' and 'expected' (an anomaly users expected) both suppress
                 else:
                     summary.false_positives += 1
                     summary.labelled_share = max(summary.labelled_share or 0.0, share)
                 summary.last_note = note or summary.last_note
+            health = [HealthSnapshot.model_validate(row[0]) for row in conn.execute(
+                """select snapshot from run_health where connection = %s and database = %s and collection = %s
+                       order by at desc limit %s""", (*ref, health_runs))]
         past = [PastRun(run_id=r[0], started_at=r[1], outcome=r[2], findings=found.get(r[0], []),
-                        profiles=[FieldProfile.model_validate(p) for p in r[3] or []]) for r in rows]
-        return build_context(past, labels, drift_tolerance=drift_tolerance, growth_factor=growth_factor)
+                        health=HealthSnapshot.model_validate(r[3]) if r[3] else None) for r in rows]
+        context = build_context(past, labels, drift_tolerance=drift_tolerance, growth_factor=growth_factor)
+        return context.model_copy(update={"health": health[::-1]})
 
     def get_report(self, run_id: UUID) -> AuditReport:
         with self._conn() as conn:

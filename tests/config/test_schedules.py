@@ -162,3 +162,20 @@ def test_cron_day_of_month_or_weekday() -> None:
 
 def test_cron_macros() -> None:
     assert parse_cron("@daily") == parse_cron("0 0 * * *")
+
+
+def test_health_settings_merge_key_by_key_from_defaults(tmp_path: Path) -> None:
+    text = GOOD.replace("  labels: {team: data}\n", "  labels: {team: data}\n  health: {window: 14, sensitivity: 4}\n")
+    text = text.replace("    sample_size: 2000\n", "    sample_size: 2000\n    health: {time_field: created_at, "
+                                                   "cadence: 15m}\n")
+    loaded = load_schedules(_write(tmp_path, text))
+    orders = loaded.schedules["orders"].settings.audit_options().health
+    prod = loaded.schedules["prod-orders"].settings.audit_options().health
+    assert (orders.window, orders.sensitivity, orders.time_field, orders.cadence_s) == (14, 4.0, None, None)
+    assert (prod.window, prod.sensitivity, prod.time_field, prod.cadence_s) == (14, 4.0, "created_at", 900.0)
+
+
+def test_a_health_typo_names_its_line_and_key(tmp_path: Path) -> None:
+    text = GOOD.replace("  labels: {team: data}\n", "  labels: {team: data}\n  health: {min_histroy: 3}\n")
+    assert "schedules.yaml:11 defaults.health.min_histroy: unknown key (did you mean 'min_history'?)" in \
+        _problems(tmp_path, text)

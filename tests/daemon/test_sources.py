@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import DataLoadError
-from daemon.sources import load_jsonl, redact_uri
+from agent.errors import ArgusError, DataLoadError
+from daemon.sources import load_jsonl, open_uri
 
 
 def test_extended_json_types_are_loaded_as_bson(tmp_path: Path) -> None:
@@ -32,11 +32,19 @@ def test_duplicate_ids_are_reported_with_their_line_range(tmp_path: Path) -> Non
         load_jsonl(path)
 
 
-@pytest.mark.parametrize(("uri", "shown"), [
-    ("mongodb://app:s3cret@h1,h2/db?replicaSet=rs", "mongodb://app:***@h1,h2/db?replicaSet=rs"),
-    ("mongodb+srv://u:p%40ss@cluster.example.net", "mongodb+srv://u:***@cluster.example.net"),
-    ("mongodb://h:27017", "mongodb://h:27017"),
-    ("mongodb://onlyuser@h", "mongodb://onlyuser@h"),
+@pytest.mark.parametrize(("uri", "password", "reason"), [
+    ("mongodb:/argus:S3cretA@host/db", "S3cretA", "the scheme must be mongodb:// or mongodb+srv://"),
+    ("argus:S3cretB@host/db", "S3cretB", "the scheme must be mongodb:// or mongodb+srv://"),
+    ("MONGODB://argus:S3cretC@host/db", "S3cretC", "the scheme must be mongodb:// or mongodb+srv://"),
+    ("mongodb://argus:S3c/retD@host/db", "S3c/retD", "the database name is invalid"),
+    ("mongodb://argus:S3c@retE@host/db", "S3c@retE", "must be percent-escaped"),
+    ("mongodb://argus:S3cretF@host/db?authMechanismProperties=AWS_SESSION_TOKEN:T0kenF&bogus=1", "T0kenF",
+     "an option in its query string is unknown or has an invalid value (not shown)"),
 ])
-def test_redact_uri(uri: str, shown: str) -> None:
-    assert redact_uri(uri) == shown
+def test_a_malformed_uri_is_refused_naming_its_source_never_echoed(uri: str, password: str, reason: str) -> None:
+    with pytest.raises(ArgusError) as caught:
+        open_uri(uri, database="db", collection="c", source="ARGUS_MONGODB_URI")
+    message = str(caught.value)
+    assert message.startswith("ARGUS_MONGODB_URI is not a valid MongoDB URI: ")
+    assert reason in message
+    assert password not in message and "host/db" not in message

@@ -185,6 +185,9 @@ def test_the_core_dashboard_queries_return_data(prometheus: Prometheus) -> None:
     in_intervals = _by(prometheus.values(by_panel["'Last successful run age, in intervals'"][0]), "schedule")
     assert set(in_intervals) == set(SCHEDULES)
 
+    documents = prometheus.values(by_panel["'Documents per collection'"][0])
+    assert {json.loads(k)["collection"]: v for k, v in documents.items()} == {"orders": 2000, "customers": 1500}
+
 
 def test_the_schedule_interval_reaches_prometheus(prometheus: Prometheus) -> None:
     assert _by(prometheus.values("argus_schedule_interval_seconds"), "schedule") == dict.fromkeys(SCHEDULES, 4.0)

@@ -20,7 +20,9 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
 def test_the_rules_cover_what_ops_asked_for() -> None:
     alerts = {r["alert"]: r for g in yaml.safe_load(RULES.read_text())["groups"] for r in g["rules"] if "alert" in r}
     assert set(alerts) == {"ArgusScheduleNotSucceeding", "ArgusFailureRateRising", "ArgusScheduleReloadFailing",
-                           "ArgusLLMSpendOverBudget", "ArgusLLMTokensOverBudget"}
+                           "ArgusLLMSpendOverBudget", "ArgusLLMTokensOverBudget", "ArgusCollectionStale"}
+    assert "3 * max by (connection, database, collection) (argus_collection_usual_age_seconds)" in \
+        alerts["ArgusCollectionStale"]["expr"]
     assert "2 * max by (schedule) (argus_schedule_interval_seconds)" in alerts["ArgusScheduleNotSucceeding"]["expr"]
     assert "argus_schedule_reload_errors_total" in alerts["ArgusScheduleReloadFailing"]["expr"]
     assert all(r["labels"]["severity"] and r["annotations"]["summary"] for r in alerts.values())
@@ -39,7 +41,7 @@ def test_every_alert_has_a_unit_test_that_fires_and_one_that_does_not() -> None:
 def test_promtool_accepts_the_rules() -> None:
     result = _run(require_binary("promtool"), "check", "rules", str(RULES))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 10 rules found" in result.stdout
+    assert "SUCCESS: 11 rules found" in result.stdout
 
 
 def test_the_rule_unit_tests_pass() -> None:
@@ -61,7 +63,7 @@ def test_the_rule_unit_tests_can_fail(tmp_path: Path) -> None:
 def test_the_compose_prometheus_config_is_valid_and_loads_the_rules() -> None:
     result = _run(require_binary("promtool"), "check", "config", str(ROOT / "deploy/prometheus/prometheus.yml"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 10 rules found" in result.stdout
+    assert "SUCCESS: 11 rules found" in result.stdout
 
 
 def test_the_alertmanager_config_is_valid() -> None:

@@ -3,8 +3,9 @@
 The scripted model (``Explorer``) drives each tool over the collection's fields (value counts, whole
 documents, duplicates, maximum, distinct values, a failing query, an unsupported finding), so every
 digest path renders real data. Then each string value of the collection is looked for in every
-prompt sent, as written and as JSON escapes it. Excepted: in ``shapes`` mode, values of fields with
-at most 20 distinct strings in the whole collection (the low-cardinality rule); strings shorter than
+prompt sent, as written and as JSON escapes it. Excepted: in ``shapes`` mode, the values the
+documented rule lets through, computed on the run's own sample (``categorical_values``: a small
+vocabulary relative to the sample, no identifier-like value); strings shorter than
 4 characters and letterless strings shorter than 7 such as ``100%`` (they collide with counts,
 percentages and words of any text); strings that occur in the prompt templates themselves (system
 prompt, tool schemas, field paths). Numbers and dates enter prompts only as statistics.
@@ -28,6 +29,9 @@ from agent.llm.tools import tool_definitions
 from agent.loop import run_audit
 from agent.options import AuditOptions
 from agent.planners.factory import make_planner
+from agent.privacy import categorical_values
+from agent.report import TraceEntry
+from agent.state import AgentState
 from agent.tools import schema_sample
 from agent.tools.models import SchemaSampleInput
 from daemon.sources import load_jsonl
@@ -65,16 +69,27 @@ def _values(file: Path) -> dict[str, set[str]]:
     return out
 
 
-def _prompts(file: Path, privacy: str) -> list[str]:
+class _Vocabulary:
+    """Observes the run's sample: what the categorical rule allows in ``shapes`` prompts."""
+
+    def __init__(self) -> None:
+        self.allowed: dict[str, frozenset[Any]] = {}
+
+    def on_step(self, state: AgentState, entry: TraceEntry) -> None:
+        self.allowed = categorical_values(state.schema)
+
+
+def _prompts(file: Path, privacy: str) -> tuple[list[str], dict[str, frozenset[Any]]]:
     target = load_jsonl(file)
     fields = [f.path for f in schema_sample(target, SchemaSampleInput(sample_size=200)).fields if f.queryable]
+    vocabulary = _Vocabulary()
     with LocalChatServer(Explorer(fields, steps=STEPS)) as server:
         setup = make_planner("llm", llm=LLMOptions(model="gpt-4o-mini", base_url=server.base_url,
                                                    evaluators="balanced"))
-        report = run_audit(target, setup.planner, gates=setup.gates, llm=setup.account,
+        report = run_audit(target, setup.planner, gates=setup.gates, llm=setup.account, observer=vocabulary,
                            options=AuditOptions(privacy=privacy))  # type: ignore[arg-type]
         assert report.outcome == "succeeded", report.notes
-        return [r.prompt_text() for r in server.requests]
+        return [r.prompt_text() for r in server.requests], vocabulary.allowed
 
 
 @pytest.fixture(scope="module")
@@ -82,14 +97,14 @@ def template_text() -> str:
     return system_prompt(privacy="shapes", min_field_coverage=0.8) + json.dumps(tool_definitions())
 
 
-def _leaks(values: dict[str, set[str]], prompts: list[str], *, categorical_ok: bool, template: str) -> Iterator[str]:
+def _leaks(values: dict[str, set[str]], prompts: list[str], *, allowed: dict[str, frozenset[Any]],
+           template: str) -> Iterator[str]:
     lines = "\n".join(sorted({line for p in prompts for line in p.splitlines()}))
     for path, found in values.items():
-        if categorical_ok and len(found) <= 20:
-            continue
         for value in found:
             letterless = not any(c.isalpha() for c in value)
-            if len(value) < 4 or (letterless and len(value) < 7) or value in template or value in path:
+            if len(value) < 4 or (letterless and len(value) < 7) or value in template or value in path \
+                    or value in allowed.get(path, ()):
                 continue
             escaped = json.dumps(value, ensure_ascii=False)[1:-1]
             if value in lines or escaped in lines:
@@ -100,14 +115,16 @@ def _leaks(values: dict[str, set[str]], prompts: list[str], *, categorical_ok: b
 def test_no_document_value_reaches_a_prompt(file: Path, template_text: str) -> None:
     values = _values(file)
     for privacy in ("strict", "shapes"):
-        prompts = _prompts(file, privacy)
+        prompts, vocabulary = _prompts(file, privacy)
         assert len(prompts) > STEPS
-        leaks = list(_leaks(values, prompts, categorical_ok=privacy == "shapes", template=template_text))
+        leaks = list(_leaks(values, prompts, allowed=vocabulary if privacy == "shapes" else {},
+                            template=template_text))
         assert leaks == [], f"{privacy}: {leaks[:10]}"
 
 
 def test_the_scan_finds_values_when_they_are_there(template_text: str) -> None:
     """The same scan over ``full``-mode prompts must find raw values, or it proves nothing."""
     demo = DEMO / "customers.jsonl"
-    leaks = list(_leaks(_values(demo), _prompts(demo, "full"), categorical_ok=True, template=template_text))
+    prompts, vocabulary = _prompts(demo, "full")
+    leaks = list(_leaks(_values(demo), prompts, allowed=vocabulary, template=template_text))
     assert len(leaks) > 20

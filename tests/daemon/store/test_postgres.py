@@ -211,3 +211,17 @@ def test_unreachable_database_is_named_without_its_password(tmp_path) -> None:  
         PostgresStore(dsn, connect_timeout_s=1)
     assert "cannot reach PostgreSQL at a local socket/argus" in str(info.value)
     assert "hunter2" not in str(info.value)
+
+
+def test_health_is_stored_with_its_run_read_back_as_history_and_pruned_with_it(store: PostgresStore,
+                                                                               pg_dsn: str) -> None:
+    from agent.health.models import HealthSnapshot
+
+    old = store.save_report(report(health=HealthSnapshot(at=T0, documents=5000, freshness_s=60.0)))
+    store.save_report(report(minutes=60 * 24 * 100, health=HealthSnapshot(at=T0 + timedelta(days=100),
+                                                                           documents=7000, inserts=2000)))
+    assert [h.documents for h in store.history(REF).health] == [5000, 7000]  # oldest first
+    assert store.prune(T0 + timedelta(days=100), retention_days=30) == 1
+    assert [h.documents for h in store.history(REF).health] == [7000]
+    with psycopg.connect(pg_dsn) as conn:
+        assert conn.execute("select count(*) from run_health where run_id = %s", (old.run_id,)).fetchone() == (0,)

@@ -1,0 +1,242 @@
+"""Baselines learned from earlier runs, and the measurements of today that fall outside them.
+
+Each series (insert rate, freshness, a field's null share, type shares, quantiles) is judged by a
+robust z-score: the median of the history is the centre and 1.4826 x MAD its spread, so one bad
+run in the history neither moves the centre nor widens the spread enough to hide the next
+anomaly. With ``seasonality: auto`` and three or more earlier runs on today's weekday (until then,
+two or more on today's side of the weekend), the centre is the median of those runs and the
+spread the larger of theirs and the spread of every run around its own group's median (a weekly
+rhythm is not an anomaly; noise is pooled across days).
+Each series has a floor under its spread so that a perfectly steady history does not turn a
+small wobble into a finding.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from itertools import pairwise
+from statistics import median
+from typing import Literal
+
+from agent.health.models import FieldHealth, HealthOptions, HealthSnapshot
+
+__all__ = ["Anomaly", "Baseline", "detect", "learn", "usual_age"]
+
+AnomalyKind = Literal["volume_anomaly", "freshness", "distribution_drift"]
+Direction = Literal["drop", "jump", "stale", "up", "down"]
+
+_MAD_SCALE = 1.4826
+_SEASONAL_MIN = 3  # earlier runs on today's weekday before the weekday's own median is the centre
+
+
+@dataclass(frozen=True)
+class Baseline:
+    centre: float
+    spread: float
+    points: int
+    seasonal: bool
+
+    def z(self, value: float) -> float:
+        return (value - self.centre) / self.spread
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    kind: AnomalyKind
+    field: str
+    metric: str
+    value: float
+    expected: float
+    z: float
+    direction: Direction
+    baseline_runs: int
+    seasonal: bool
+    span_h: float | None = None  # volume: hours since the previous run
+
+    @property
+    def magnitude(self) -> float:
+        """Size of the deviation in [0, 1]: for rates and ages the ratio on a log scale (a tenfold
+        change per third), for shares the difference itself. Labels compare it across runs."""
+        if self.metric in ("inserts_per_hour", "freshness_s") or self.metric.startswith("p"):
+            low, high = sorted((abs(self.value), abs(self.expected)))
+            if high == 0:
+                return 0.0
+            return min(1.0, math.log10(high / low) / 3) if low > 0 else 1.0
+        return min(1.0, abs(self.value - self.expected))
+
+
+def learn(points: Sequence[tuple[datetime, float]], at: datetime, *, floor: float,
+          seasonality: Literal["auto", "off"] = "auto") -> Baseline | None:
+    """The baseline of ``points`` (earlier runs' values) for a measurement taken ``at``."""
+    if not points:
+        return None
+    values = [v for _, v in points]
+    if seasonality == "auto":
+        for key in (_weekday, _weekend):
+            groups: dict[int, list[float]] = defaultdict(list)
+            for when, value in points:
+                groups[key(when)].append(value)
+            same = groups.get(key(at), [])
+            if len(groups) > 1 and len(same) >= (_SEASONAL_MIN if key is _weekday else 2):
+                residuals = [v - median(group) for group in groups.values() if len(group) >= 2 for v in group]
+                pooled = _MAD_SCALE * median(abs(r) for r in residuals) if residuals else 0.0
+                spread = max(_mad(same), pooled, floor)
+                return Baseline(median(same), spread, len(points), seasonal=True)
+    return Baseline(median(values), max(_mad(values), floor), len(points), seasonal=False)
+
+
+def _weekday(when: datetime) -> int:
+    return when.weekday()
+
+
+def _weekend(when: datetime) -> int:
+    """Until three of today's weekday are known, weekends are compared with weekends."""
+    return int(when.weekday() >= 5)
+
+
+def _mad(values: Sequence[float]) -> float:
+    centre = median(values)
+    return _MAD_SCALE * median(abs(v - centre) for v in values)
+
+
+def detect(history: Sequence[HealthSnapshot], today: HealthSnapshot, options: HealthOptions) -> list[Anomaly]:
+    """Anomalies of ``today`` against ``history`` (earlier snapshots of the same collection, any order).
+
+    A baseline speaks only with ``options.min_history`` earlier values of its series; an expected
+    cadence (``options.cadence_s``) speaks from the first run.
+    """
+    past = sorted((h for h in history if h.at < today.at), key=lambda h: h.at)[-options.window:]
+    found: list[Anomaly] = []
+    found += _volume(past, today, options)
+    found += _freshness(past, today, options)
+    found += _drift(past, today, options)
+    return found
+
+
+def _judge(kind: AnomalyKind, field: str, metric: str, points: list[tuple[datetime, float]], today_at: datetime,
+           value: float, options: HealthOptions, *, floor: float, sides: Literal["both", "high"]) -> Anomaly | None:
+    if len(points) < options.min_history:
+        return None
+    base = learn(points, today_at, floor=floor, seasonality=options.seasonality)
+    if base is None:
+        return None
+    z = base.z(value)
+    if z > options.sensitivity:
+        direction: Direction = "stale" if kind == "freshness" else "jump" if kind == "volume_anomaly" else "up"
+    elif z < -options.sensitivity and sides == "both":
+        direction = "drop" if kind == "volume_anomaly" else "down"
+    else:
+        return None
+    return Anomaly(kind, field, metric, value, base.centre, z, direction, base.points, base.seasonal)
+
+
+# --- volume ---------------------------------------------------------------------------------------
+
+def _rate(previous: HealthSnapshot, current: HealthSnapshot) -> float | None:
+    """Documents arriving per hour between two snapshots: inserts where known, else net growth."""
+    hours = (current.at - previous.at).total_seconds() / 3600
+    if hours <= 0:
+        return None
+    arrived = current.inserts if current.inserts is not None else current.documents - previous.documents
+    return arrived / hours
+
+
+def _rates(past: list[HealthSnapshot]) -> list[tuple[datetime, float]]:
+    return [(b.at, r) for a, b in pairwise(past) if (r := _rate(a, b)) is not None]
+
+
+def _volume(past: list[HealthSnapshot], today: HealthSnapshot, options: HealthOptions) -> list[Anomaly]:
+    if not past:
+        return []
+    rates = _rates(past)
+    value = _rate(past[-1], today)
+    if value is None:
+        return []
+    centre = median(r for _, r in rates) if rates else 0.0
+    anomaly = _judge("volume_anomaly", "(collection)", "inserts_per_hour", rates, today.at, value, options,
+                     floor=max(0.1 * abs(centre), 1.0 / 24), sides="both")
+    if anomaly is None:
+        return []
+    return [replace(anomaly, span_h=(today.at - past[-1].at).total_seconds() / 3600)]
+
+
+# --- freshness ------------------------------------------------------------------------------------
+
+def _freshness(past: list[HealthSnapshot], today: HealthSnapshot, options: HealthOptions) -> list[Anomaly]:
+    """Stale when the newest document is older than the history says is usual and, where the
+    insert rate is known, so old that at the usual rate ``3 x sensitivity`` documents would have
+    arrived meanwhile (the newest of randomly timed inserts is sometimes old by chance alone)."""
+    if today.freshness_s is None:
+        return []
+    field = "(collection)"
+    if options.cadence_s is not None and today.freshness_s > options.cadence_s:
+        return [Anomaly("freshness", field, "freshness_s", today.freshness_s, options.cadence_s,
+                        math.inf, "stale", 0, False)]
+    ages = [(h.at, h.freshness_s) for h in past if h.freshness_s is not None]
+    centre = median(a for _, a in ages) if ages else 0.0
+    anomaly = _judge("freshness", field, "freshness_s", ages, today.at, today.freshness_s, options,
+                     floor=max(0.25 * centre, 60.0), sides="high")
+    if anomaly is None:
+        return []
+    rate = learn(_rates(past), today.at, floor=0.0, seasonality=options.seasonality)
+    if rate is not None and rate.centre > 0 and rate.centre * today.freshness_s / 3600 < 3 * options.sensitivity:
+        return []
+    return [anomaly]
+
+
+def usual_age(history: Sequence[HealthSnapshot], at: datetime, options: HealthOptions) -> float | None:
+    """The oldest the newest document usually is (centre + sensitivity x spread), for the
+    "no new documents for N times the usual" alert rule; None before the minimum history."""
+    ages = [(h.at, h.freshness_s) for h in history if h.freshness_s is not None and h.at < at]
+    ages = ages[-options.window:]
+    if len(ages) < options.min_history:
+        return None
+    centre = median(a for _, a in ages)
+    base = learn(ages, at, floor=max(0.25 * centre, 60.0), seasonality=options.seasonality)
+    return None if base is None else base.centre + options.sensitivity * base.spread
+
+
+# --- fields ---------------------------------------------------------------------------------------
+
+def _share_floor(share: float, n: int) -> float:
+    """A share moves by sampling alone: one standard error of a sample of ``n``, and one point."""
+    se = math.sqrt(max(share * (1 - share), 0.0) / n) if n > 0 else 0.0
+    return max(se, 0.01)
+
+
+def _drift(past: list[HealthSnapshot], today: HealthSnapshot, options: HealthOptions) -> list[Anomaly]:
+    out: list[Anomaly] = []
+    for now_field in today.fields:
+        series = [(h.at, f) for h in past if (f := h.field(now_field.path)) is not None]
+        strongest: Anomaly | None = None
+        for metric, value, points, floor in _field_series(now_field, series, today.documents_sampled):
+            anomaly = _judge("distribution_drift", now_field.path, metric, points, today.at, value, options,
+                             floor=floor, sides="both")
+            if anomaly and (strongest is None or abs(anomaly.z) > abs(strongest.z)):
+                strongest = anomaly
+        if strongest is not None:
+            out.append(strongest)
+    return out
+
+
+def _field_series(today: FieldHealth, series: list[tuple[datetime, FieldHealth]], n: int,
+                  ) -> list[tuple[str, float, list[tuple[datetime, float]], float]]:
+    out = []
+    nulls = [(at, f.null_share) for at, f in series]
+    if nulls:
+        out.append(("null_share", today.null_share, nulls, _share_floor(median(v for _, v in nulls), n)))
+    for kind in sorted(set(today.types).union(*(f.types for _, f in series))):
+        points = [(at, f.types.get(kind, 0.0)) for at, f in series]
+        if points:
+            out.append((f"type:{kind}", today.types.get(kind, 0.0), points,
+                        _share_floor(median(v for _, v in points), n)))
+    for q, value in today.quantiles.items():
+        points = [(at, f.quantiles[q]) for at, f in series if q in f.quantiles]
+        if points:
+            centre = median(v for _, v in points)
+            out.append((q, value, points, max(0.05 * abs(centre), 1e-9)))
+    return out
