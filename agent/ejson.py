@@ -3,29 +3,114 @@
 Queries cross the planner boundary as JSON (a planner may be an LLM), so every filter an action
 carries is relaxed Extended JSON (``{"$date": ...}``, ``{"$oid": ...}``). Tools decode it into
 BSON values before the guard and the driver see it; results are encoded back before they leave
-a tool. Both directions are lossless for every BSON type pymongo knows.
+a tool. Both directions are lossless for every BSON type pymongo knows, within MongoDB's own
+nesting limit: nothing here recurses into a value before its depth is known, so a hostile value
+nested 1,000 levels deep is refused (``decode``) or cut with a marker (``encode``, ``bounded``)
+instead of raising ``RecursionError``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from bson import json_util
+from bson.codec_options import DatetimeConversion
+from bson.dbref import DBRef
 from bson.json_util import JSONMode, JSONOptions
 
-__all__ = ["canonical_key", "decode", "encode", "filter_key"]
+from agent.errors import QueryRefused
 
-_RELAXED = JSONOptions(json_mode=JSONMode.RELAXED, tz_aware=True)
+__all__ = ["MAX_NESTING", "NestedTooDeep", "bounded", "canonical_key", "decode", "depth_of", "encode", "filter_key"]
+
+# MongoDB refuses documents nested deeper than 100 levels; nothing Argus handles needs more.
+MAX_NESTING = 100
+
+# DATETIME_AUTO: a date before year 1 or after 9999 stays a DatetimeMS instead of failing the decode.
+_RELAXED = JSONOptions(json_mode=JSONMode.RELAXED, tz_aware=True, datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+
+
+class NestedTooDeep(QueryRefused, ValueError):
+    """A value nested past ``MAX_NESTING``: refused like a query (the message says why) and, like every
+    other value that cannot be decoded, a ``ValueError``."""
+
+
+def _children(value: Any) -> list[Any]:
+    if isinstance(value, Mapping):
+        return list(value.values())
+    if isinstance(value, list | tuple):
+        return list(value)
+    if isinstance(value, DBRef):
+        return list(value.as_doc().values())
+    return []
+
+
+def depth_of(value: Any, *, stop_at: int = MAX_NESTING) -> int:
+    """Nesting depth of ``value`` (a scalar is 0, ``{"a": 1}`` is 1), counted without recursion.
+
+    Counting stops once ``stop_at`` is exceeded, so a hostile value costs at most its size.
+    """
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        children = _children(item)
+        if isinstance(item, Mapping | list | tuple | DBRef):
+            deepest = max(deepest, depth + 1)
+            if deepest > stop_at:
+                return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def bounded(value: Any, max_depth: int = MAX_NESTING) -> Any:
+    """``value`` with every container nested deeper than ``max_depth`` replaced by a marker string.
+
+    Values within the limit come back unchanged (the same object), so the common case costs one walk.
+    """
+    if depth_of(value, stop_at=max_depth) <= max_depth:
+        return value
+    marker = f"<nested deeper than {max_depth} levels>"
+    root: list[Any] = [None]
+    stack: list[tuple[Any, list[Any] | dict[Any, Any], Any, int]] = [(value, root, 0, 0)]
+    while stack:
+        item, parent, slot, depth = stack.pop()
+        if isinstance(item, DBRef):
+            item = item.as_doc()
+        if isinstance(item, Mapping | list | tuple) and depth >= max_depth:
+            parent[slot] = marker
+        elif isinstance(item, Mapping):
+            copy: dict[Any, Any] = {}
+            parent[slot] = copy
+            for key, child in item.items():
+                copy[key] = None
+                stack.append((child, copy, key, depth + 1))
+        elif isinstance(item, list | tuple):
+            items: list[Any] = [None] * len(item)
+            parent[slot] = items
+            stack.extend((child, items, i, depth + 1) for i, child in enumerate(item))
+        else:
+            parent[slot] = item
+    return root[0]
 
 
 def encode(value: Any) -> Any:
-    """Return ``value`` as JSON-safe relaxed Extended JSON (dicts, lists, strings, numbers)."""
-    return json.loads(json_util.dumps(value, json_options=_RELAXED))
+    """Return ``value`` as JSON-safe relaxed Extended JSON (dicts, lists, strings, numbers).
+
+    Parts nested deeper than ``MAX_NESTING`` become a marker string (see ``bounded``).
+    """
+    return json.loads(json_util.dumps(bounded(value), json_options=_RELAXED))
 
 
 def decode(value: Any) -> Any:
-    """Return the BSON values an Extended JSON structure describes (``{"$date": ...}`` → datetime)."""
+    """Return the BSON values an Extended JSON structure describes (``{"$date": ...}`` → datetime).
+
+    A value nested deeper than ``MAX_NESTING`` levels is refused before anything recurses into it.
+    """
+    if depth_of(value) > MAX_NESTING:
+        raise NestedTooDeep(f"the query is nested deeper than {MAX_NESTING} levels; Argus refuses it unread",
+                            operator="nesting")
     return json_util.loads(json.dumps(value), json_options=_RELAXED)
 
 

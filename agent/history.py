@@ -40,7 +40,8 @@ def fingerprint(connection: str, database: str, collection: str, field: str, cat
     return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
 
-DiffStatus = Literal["new", "resolved", "persisting", "regressed", "improved"]
+# suppressed: gone from this run because users labelled the pattern a false positive (not a fix)
+DiffStatus = Literal["new", "resolved", "persisting", "regressed", "improved", "suppressed"]
 
 
 class DiffEntry(BaseModel):
@@ -71,8 +72,8 @@ class RunDiff(BaseModel):
 
     def counts(self) -> dict[str, int]:
         out = {s: 0 for s in ("new", "resolved", "persisting", "regressed", "improved")}
-        for e in self.entries:
-            out[e.status] += 1
+        for e in self.entries:  # "suppressed" only when a label hid a pattern
+            out[e.status] = out.get(e.status, 0) + 1
         return out
 
 

@@ -7,8 +7,9 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field, PrivateAttr, model_validator
+from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
+from agent.ejson import bounded
 from agent.findings import Finding, Severity, severity_at_least
 from agent.health.models import HealthSnapshot
 from agent.history import RunDiff
@@ -42,6 +43,12 @@ class TraceEntry(BaseModel):
     observation: str = Field("", description="a summary without document values")
     finding_id: UUID | None = None
     duration_ms: float = 0.0
+
+    @field_validator("action_input", mode="before")
+    @classmethod
+    def _bounded_depth(cls, value: Any) -> Any:
+        """A planner's input is kept as proposed, but nesting past 100 levels is cut so the report serializes."""
+        return bounded(value)
 
 
 class AuditReport(BaseModel):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prompt-size benchmark: the largest LLM planner prompt per benchmark collection, in tokens.
 
-Usage: python bench/prompts.py [BENCH_DIR] [--only NAME ...] [--scale N] [--wide-scale N] [--steps N]
+Usage: python bench/prompts.py [BENCH_DIR] [--only NAME ...] [--scale N] [--wide-scale N] [--steps N] [--quick]
 
 Each NAME.jsonl in BENCH_DIR (default ../shared/bench beside the repository) is audited by the LLM
 planner against the local OpenAI-compatible server, driven by the scripted ``Explorer`` (every tool,
@@ -12,15 +12,18 @@ documents, the file as it is, and the documents replicated (fresh ``_id``) to ``
 (default 100,000; collections wider than 50 fields use ``--wide-scale``, default 30,000, because
 the in-memory engine holds every document as Python objects). The prompt budget is 8,000 tokens:
 the target is met when every prompt stays within it and a collection's largest prompt does not
-grow with its size.
+grow with its size. ``--quick`` is a smoke run without BENCH_DIR: one generated 300-document
+collection at 300 and 1,000 documents, two scripted steps. A run that measured nothing exits 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import random
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +79,13 @@ def _largest(target: AuditTarget, steps: int) -> tuple[int, int, str]:
     return max(sizes, default=0), len(sizes), report.outcome
 
 
+def _quick_documents() -> list[dict[str, Any]]:
+    rng = random.Random(5)
+    return [{"_id": ObjectId(), "ticket": f"T-{i:05d}", "priority": rng.choice(["low", "normal", "high"]),
+             "minutes_open": round(rng.lognormvariate(4, 1), 1), "agent": f"agent{rng.randint(1, 9)}@example.com"}
+            for i in range(300)]
+
+
 def main() -> int:
     default = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -84,15 +94,25 @@ def main() -> int:
     parser.add_argument("--scale", type=int, default=100_000)
     parser.add_argument("--wide-scale", type=int, default=30_000)
     parser.add_argument("--steps", type=int, default=8, help="scripted steps before coverage and conclude")
+    parser.add_argument("--quick", action="store_true", help="smoke run on one generated collection")
     args = parser.parse_args()
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    if args.quick:
+        args.scale, args.wide_scale, args.steps = 1000, 1000, 2
+        collections = {"tickets": _quick_documents}
+    else:
+        collections = {path.name.removesuffix(".jsonl"): partial(_documents, path)
+                       for path in sorted(args.bench.glob("*.jsonl"))
+                       if not args.only or path.name.removesuffix(".jsonl") in args.only}
+    if not collections:
+        print(f"nothing measured: no benchmark collections (NAME.jsonl) in {args.bench}"
+              f"{' matching ' + ', '.join(args.only) if args.only else ''}; see the README's LLM planner section",
+              file=sys.stderr)
+        return 2
     print(f"{'collection':<11} {'fields':>6} {'docs':>8} {'largest':>8} {'calls':>6} {'outcome':>10} {'s':>6}")
     ok = True
-    for path in sorted(args.bench.glob("*.jsonl")):
-        name = path.name.removesuffix(".jsonl")
-        if args.only and name not in args.only:
-            continue
-        docs = _documents(path)
+    for name, load in collections.items():
+        docs = load()
         fields = len(schema_sample(_target(name, docs, min(len(docs), 1000)),
                                    SchemaSampleInput(sample_size=1000)).fields)
         scale = args.wide_scale if fields > WIDE else args.scale

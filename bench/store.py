@@ -2,7 +2,9 @@
 """Store benchmark: time to store a report with 200 findings and to load the history after it,
 and the history load time once one collection has 1,000 stored runs.
 
-Usage: python bench/store.py [--dsn DSN]   (default: a throw-away embedded PostgreSQL)
+Usage: python bench/store.py [--dsn DSN] [--quick]   (default: a throw-away embedded PostgreSQL)
+
+``--quick`` is a smoke run (20 findings, 30 stored runs) that proves the script still works.
 """
 
 from __future__ import annotations
@@ -53,7 +55,9 @@ def _ms(seconds: float) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dsn", help="an admin DSN; a scratch database is created in it")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 20 findings, 30 stored runs")
     args = parser.parse_args()
+    wide, runs = (20, 30) if args.quick else (200, 1000)
     configure_logging("WARNING")
     embedded = None
     admin = args.dsn
@@ -68,21 +72,21 @@ def main() -> int:
             ref = CollectionRef("main", "shop", "wide")
             store_times, history_times = [], []
             for i in range(10):
-                report = _report(i, 200, collection="wide")
+                report = _report(i, wide, collection="wide")
                 t = time.perf_counter()
                 store.save_report(report)
                 store_times.append(time.perf_counter() - t)
                 t = time.perf_counter()
                 store.history(ref)
                 history_times.append(time.perf_counter() - t)
-            print("report with 200 findings (10 runs, median / max):")
+            print(f"report with {wide} findings (10 runs, median / max):")
             print(f"  store        {_ms(statistics.median(store_times))} / {_ms(max(store_times))}")
             print(f"  load history {_ms(statistics.median(history_times))} / {_ms(max(history_times))}"
-                  f"   (last 10 runs, 200 patterns)")
+                  f"   (last 10 runs, {wide} patterns)")
 
             ref = CollectionRef("main", "shop", "orders")
             t = time.perf_counter()
-            for i in range(1000):
+            for i in range(runs):
                 store.save_report(_report(i, 20))
             fill = time.perf_counter() - t
             loads = []
@@ -90,8 +94,8 @@ def main() -> int:
                 t = time.perf_counter()
                 context = store.history(ref)
                 loads.append(time.perf_counter() - t)
-            print(f"1,000 stored runs of one collection (20 findings each; stored in {fill:.1f} s, "
-                  f"{fill:.1f} ms per run):")
+            print(f"{runs:,} stored runs of one collection (20 findings each; stored in {fill:.1f} s, "
+                  f"{fill / runs * 1000:.1f} ms per run):")
             print(f"  load history {_ms(statistics.median(loads))} / {_ms(max(loads))}   "
                   f"(median / max of 20; {context.runs_considered} runs in the window, "
                   f"{len(context.persistent)} persistent patterns)")

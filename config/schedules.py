@@ -209,7 +209,8 @@ class CronTrigger(_Model):
         return None if value is None else parse_duration(value)
 
     def describe(self) -> str:
-        return f"cron '{self.cron}' {self.timezone}" + (f" ±{format_duration(self.jitter)}" if self.jitter else "")
+        jitter = f" +0\N{EN DASH}{format_duration(self.jitter)}" if self.jitter else ""  # jitter only delays
+        return f"cron '{self.cron}' {self.timezone}{jitter}"
 
 
 class IntervalTrigger(_Model):
@@ -230,7 +231,8 @@ class IntervalTrigger(_Model):
         return self
 
     def describe(self) -> str:
-        return f"every {format_duration(self.every)}" + (f" ±{format_duration(self.jitter)}" if self.jitter else "")
+        jitter = f" +0\N{EN DASH}{format_duration(self.jitter)}" if self.jitter else ""  # jitter only delays
+        return f"every {format_duration(self.every)}{jitter}"
 
 
 def _trigger_tag(value: Any) -> str:

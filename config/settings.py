@@ -129,7 +129,8 @@ class Settings(BaseSettings):
     llm_judge_model: str | None = None
 
     schedules: Path = Field(Path("schedules.yaml"), description="the daemon's schedules file")
-    listen: str = Field("0.0.0.0:9464", description="HOST:PORT of the daemon's HTTP server")
+    listen: str = Field("127.0.0.1:9464", description="HOST:PORT of the daemon's HTTP server (the image sets "
+                                                      "0.0.0.0:9464)")
     workers: int = Field(4, ge=1, description="audits that may run at the same time")
     misfire_grace_s: float = Field(60, gt=0, description="a trigger later than this is skipped (and counted)")
     shutdown_grace_s: float = Field(30, ge=0, description="how long running audits may finish on SIGTERM")

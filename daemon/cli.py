@@ -14,6 +14,7 @@ from uuid import UUID
 
 import httpx
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.table import Table
 
@@ -36,7 +37,7 @@ from daemon.alerts.sender import AlertSender
 from daemon.http import parse_listen
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
-from daemon.render import ProgressDisplay, print_diff, print_report, print_runs
+from daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
 from daemon.sources import load_jsonl, open_uri
@@ -60,6 +61,9 @@ app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_
                   help="Argus: data-quality audits for MongoDB and Azure Cosmos DB.")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+# `argus --help` lists the commands in the order a user meets them.
+AUDIT, HISTORY, DAEMON, ALERTS = "Audit", "History", "Daemon", "Alerts"
 
 
 class OutputFormat(StrEnum):
@@ -110,37 +114,57 @@ def _fail(message: str) -> typer.Exit:
     return typer.Exit(EXIT_ERROR)
 
 
-@app.command()
+def _settings() -> Settings:
+    """Settings from the environment; a bad ``ARGUS_*`` value is one line naming the variable
+    (never its value, which may be a secret)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        problems = [f"{'ARGUS_' + '_'.join(map(str, e['loc'])).upper()}: {e['msg'][:1].lower()}{e['msg'][1:]}"
+                    for e in exc.errors(include_input=False, include_url=False)]
+        raise _fail(f"invalid environment variable {'; '.join(problems)}") from None
+
+
+@app.command(rich_help_panel=AUDIT)
 def audit(
-    file: Annotated[Path | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit (as "
+                                                             "mongoexport writes)")] = None,
     uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                             help="MongoDB / Cosmos DB connection string (read-only use)")] = None,
     database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,
-    collection: Annotated[str | None, typer.Option("--collection",
-                                                   help="collection (default: the file's name)")] = None,
-    output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table,
-    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="exit 1 when a finding is at least this severe "
-                                                                      "[default: high]")] = None,
-    sample_size: Annotated[int | None, typer.Option(min=1, max=10_000)] = None,
-    max_iterations: Annotated[int | None, typer.Option(min=1)] = None,
-    time_budget: Annotated[float | None, typer.Option(help="wall-clock budget in seconds")] = None,
-    max_time_ms: Annotated[int | None, typer.Option(min=1, help="server time limit per query")] = None,
-    privacy: Annotated[Privacy | None, typer.Option(help="strict, shapes or full: sample values in the report")] = None,
+    collection: Annotated[str | None, typer.Option("--collection", help="collection (needed with --uri)",
+                                                   show_default="with --file: the file's name")] = None,
+    output: Annotated[OutputFormat, typer.Option("--format", help="table or json (the report on stdout)")] = \
+        OutputFormat.table,
+    fail_on: Annotated[FailOn | None, typer.Option("--fail-on", help="exit 1 when a finding is at least this severe",
+                                                   show_default="ARGUS_FAIL_ON or high")] = None,
+    sample_size: Annotated[int | None, typer.Option(min=1, max=10_000, help="documents $sample reads",
+                                                    show_default="ARGUS_SAMPLE_SIZE or 1000")] = None,
+    max_iterations: Annotated[int | None, typer.Option(min=1, help="planner steps before the run ends partial",
+                                                       show_default="ARGUS_MAX_ITERATIONS or 200")] = None,
+    time_budget: Annotated[float | None, typer.Option(help="wall-clock budget in seconds",
+                                                      show_default="ARGUS_TIME_BUDGET_S or 300")] = None,
+    max_time_ms: Annotated[int | None, typer.Option(min=1, help="server time limit of every query",
+                                                    show_default="ARGUS_MAX_TIME_MS or 10000")] = None,
+    privacy: Annotated[Privacy | None, typer.Option(help="strict, shapes or full: sample values in the report",
+                                                    show_default="ARGUS_PRIVACY or shapes")] = None,
     store: Annotated[bool | None, typer.Option("--store/--no-store", help="keep the report in the history database "
-                     "[default: store when ARGUS_DATABASE_URL is set or the embedded database exists]")] = None,
+                                                                         "(--store starts the embedded one if needed)",
+                                               show_default="store only when ARGUS_DATABASE_URL is set")] = None,
     planner_choice: Annotated[PlannerChoice | None, typer.Option(
-        "--planner", help="heuristic (no model), llm, or hybrid (rules first, then the model) "
-                          "[default: ARGUS_PLANNER or heuristic]")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="model name (Azure: the model behind the deployment) "
-                                                              "[default: ARGUS_LLM_MODEL]")] = None,
+        "--planner", help="heuristic (no model), llm, or hybrid (rules first, then the model)",
+        show_default="ARGUS_PLANNER or heuristic")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="model name (Azure: the model behind the deployment)",
+                                              show_default="ARGUS_LLM_MODEL or gpt-4o-mini")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint, e.g. "
-                                                                    "http://localhost:11434/v1 for Ollama")] = None,
-    evaluators: Annotated[Evaluators | None, typer.Option(help="fast (rules only), balanced or thorough "
-                                                               "[default: ARGUS_LLM_EVALUATORS or fast]")] = None,
+                                                                    "http://localhost:11434/v1 for Ollama",
+                                                 show_default="ARGUS_LLM_BASE_URL or the provider's")] = None,
+    evaluators: Annotated[Evaluators | None, typer.Option(help="fast (rules only), balanced or thorough",
+                                                          show_default="ARGUS_LLM_EVALUATORS or fast")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report (with its diff against the last run when stored)."""
-    settings = Settings()
+    settings = _settings()
     configure_logging("INFO" if verbose else "WARNING", settings.log_format)
     threshold = fail_on.value if fail_on is not None else settings.fail_on.value
     try:
@@ -152,7 +176,10 @@ def audit(
         raise _fail(f"invalid option: {exc}") from None
     target = _target(file, uri, database, collection, options.max_time_ms)
     console = Console(stderr=True)
-    history_store = _open_store(settings) if (store if store is not None else store_configured(settings)) else None
+    # Predictable: a plain `argus audit` stores only when a history database is configured, never
+    # because the daemon happened to create the embedded one.
+    keep = store if store is not None else settings.database_url is not None
+    history_store = _open_store(settings) if keep else None
     context = None
     if history_store is not None:
         ref = CollectionRef(target.connection_name, target.database, target.name)
@@ -167,13 +194,14 @@ def audit(
     except (ArgusError, ValueError) as exc:
         raise _fail(str(exc)) from None
     label = f"{target.database}.{target.name}"
+    steps = StepLog() if verbose else None
     if output == OutputFormat.table and console.is_terminal:
-        with ProgressDisplay(console, label) as progress:
+        with ProgressDisplay(console, label, steps) as progress:
             report = run_audit(target, setup.planner, options=options, observer=progress, historical_context=context,
                                gates=setup.gates, llm=setup.account)
     else:
-        report = run_audit(target, setup.planner, options=options, historical_context=context, gates=setup.gates,
-                           llm=setup.account)
+        report = run_audit(target, setup.planner, options=options, observer=steps, historical_context=context,
+                           gates=setup.gates, llm=setup.account)
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -182,6 +210,11 @@ def audit(
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     else:
         print_report(report, Console())
+    if history_store is not None:
+        why = "--store" if store else "ARGUS_DATABASE_URL is set"
+        Console(stderr=output == OutputFormat.json).print(
+            f"stored as run {str(report.run_id)[:8]} in {describe_store(settings)} ({why}; --no-store skips)",
+            highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(_exit_code(report, options.fail_on))
 
 
@@ -224,7 +257,7 @@ def _store_call(call: Callable[[], T], unsaved: AuditReport | None = None) -> T:
 
 
 def _with_store(action: Callable[[PostgresStore], T]) -> T:
-    settings = Settings()
+    settings = _settings()
     configure_logging("WARNING", settings.log_format)
     if not store_configured(settings):
         raise _fail("no history yet: set ARGUS_DATABASE_URL or run `argus audit ... --store` first")
@@ -232,17 +265,20 @@ def _with_store(action: Callable[[PostgresStore], T]) -> T:
         return _store_call(lambda: action(opened))
 
 
-@app.command()
-def runs(collection: Annotated[str | None, typer.Option(help="collection or database.collection")] = None,
-         limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
+@app.command(rich_help_panel=HISTORY)
+def runs(collection: Annotated[str | None, typer.Option(help="collection, database.collection or "
+                                                            "connection/database.collection",
+                                                       show_default="every collection")] = None,
+         limit: Annotated[int, typer.Option(min=1, help="runs to list")] = 20) -> None:
     """List stored runs, newest first."""
-    rows = _with_store(lambda st: st.list_runs(collection=collection, limit=limit))
+    rows = _with_store(lambda st: st.list_runs(
+        collection=st.resolve_collection(collection) if collection else None, limit=limit))
     print_runs(rows, Console())
 
 
-@app.command()
-def show(run_id: Annotated[str, typer.Argument(help="run id (or a unique prefix)")],
-         output: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.table) -> None:
+@app.command(rich_help_panel=HISTORY)
+def show(run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="run id (or a unique prefix)")],
+         output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table) -> None:
     """Show a stored report."""
     report = _with_store(lambda st: st.get_report(st.find_run(run_id)))
     if output == OutputFormat.json:
@@ -251,17 +287,17 @@ def show(run_id: Annotated[str, typer.Argument(help="run id (or a unique prefix)
         print_report(report, Console(), finding_ids=True)
 
 
-@app.command()
-def diff(runs_: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RUN_B",
-                                                           help="compare RUN_B with RUN_A (default: with the "
-                                                                "previous successful run)")] = None,
+@app.command(rich_help_panel=HISTORY)
+def diff(run_ids: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RUN_B", show_default=False,
+                                                           help="compare RUN_B with RUN_A (RUN_A left out: with "
+                                                                "the previous successful run)")] = None,
          collection: Annotated[str | None, typer.Option(help="compare the latest two runs of this collection")] = None,
-         output: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.table) -> None:
+         output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table) -> None:
     """Compare two runs of one collection: new, resolved, persisting, regressed, improved."""
-    given = list(runs_ or [])
+    given = list(run_ids or [])
     if len(given) > 2 or (not given and not collection):
         raise _fail("give RUN_B, RUN_A RUN_B, or --collection C")
-    settings = Settings()
+    settings = _settings()
 
     def compute(st: PostgresStore) -> tuple[UUID, UUID, RunDiff]:
         if len(given) == 2:
@@ -287,13 +323,16 @@ def diff(runs_: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RUN_
         print_diff(older, newer, result, Console())
 
 
-@app.command()
-def label(run_id: Annotated[str, typer.Argument(help="run id (or a unique prefix)")],
-          finding_id: Annotated[str, typer.Argument(help="finding id (or a unique prefix), see `argus show`")],
-          verdict: Annotated[Verdict, typer.Argument(help="tp: a real defect; fp: a false positive; expected: an "
-                                                            "anomaly (volume, freshness, drift) that was planned")],
-          note: Annotated[str | None, typer.Option(help="why")] = None) -> None:
-    """Label a finding as a true or false positive; the next audits take it into account."""
+@app.command(rich_help_panel=HISTORY)
+def label(run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="run id (or a unique prefix)")],
+          finding_id: Annotated[str, typer.Argument(metavar="FINDING_ID", help="finding id (or a unique prefix), "
+                                                                               "see `argus show`")],
+          verdict: Annotated[Verdict, typer.Argument(metavar="VERDICT", help="tp: a real defect; fp: a false "
+                                                                             "positive; expected: a planned anomaly "
+                                                                             "(volume, freshness, drift)")],
+          note: Annotated[str | None, typer.Option(help="why, for whoever reads the history")] = None) -> None:
+    """Label a finding as a true or false positive, or an anomaly as expected; the next audits take it into
+    account."""
 
     def apply(st: PostgresStore) -> Label:
         run = st.find_run(run_id)
@@ -309,12 +348,13 @@ def label(run_id: Annotated[str, typer.Argument(help="run id (or a unique prefix
                     f"(pattern {result.fingerprint[:12]})", highlight=False)
 
 
-@app.command()
-def history(collection: Annotated[str, typer.Argument(help="collection, database.collection or "
-                                                           "connection/database.collection")],
-            runs_: Annotated[int | None, typer.Option("--runs", min=1, help="runs to consider")] = None) -> None:
+@app.command(rich_help_panel=HISTORY)
+def history(collection: Annotated[str, typer.Argument(metavar="COLLECTION", help="collection, database.collection "
+                                                                                 "or connection/database.collection")],
+            runs_: Annotated[int | None, typer.Option("--runs", min=1, help="runs to consider",
+                                                      show_default="ARGUS_HISTORY_RUNS or 10")] = None) -> None:
     """Show the historical context as the planner will see it."""
-    settings = Settings()
+    settings = _settings()
     context = _with_store(lambda st: st.history(st.resolve_collection(collection),
                                                 runs=runs_ or settings.history_runs,
                                                 drift_tolerance=settings.drift_tolerance,
@@ -322,28 +362,31 @@ def history(collection: Annotated[str, typer.Argument(help="collection, database
     sys.stdout.write(context.render() + "\n")
 
 
-@app.command()
-def prune(older_than: Annotated[float | None, typer.Option(help="days [default: ARGUS_RETENTION_DAYS or 90]")] = None,
+@app.command(rich_help_panel=HISTORY)
+def prune(older_than: Annotated[float | None, typer.Option(min=0, help="delete runs that started more than this "
+                                                                      "many days ago",
+                                                           show_default="ARGUS_RETENTION_DAYS or 90")] = None,
           ) -> None:
     """Delete runs older than the retention age (labels are kept)."""
-    settings = Settings()
+    settings = _settings()
     days = older_than if older_than is not None else settings.retention_days
     deleted = _with_store(lambda st: st.prune(SystemClock().now(), days))
     Console().print(f"pruned {deleted} run(s) older than {days:g} days", highlight=False)
 
 
-register_alert_commands(app, _with_store, _fail)
+register_alert_commands(app, _with_store, _fail, panel=ALERTS)
 
-schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files.")
-app.add_typer(schedules_app, name="schedules")
+schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files: `argus schedules check`.")
+app.add_typer(schedules_app, name="schedules", rich_help_panel=DAEMON)
 
 
 @schedules_app.command("check")
-def schedules_check(file: Annotated[Path | None, typer.Argument(help="[default: ARGUS_SCHEDULES or "
-                                                                     "./schedules.yaml]")] = None,
+def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]", help="the schedules file",
+                                                                show_default="ARGUS_SCHEDULES or ./schedules.yaml")
+                                    ] = None,
                     count: Annotated[int, typer.Option(min=1, help="fire times to show per schedule")] = 3) -> None:
     """Validate a schedules file and print each schedule's next fire times; exit 1 on errors."""
-    path = file or Settings().schedules
+    path = file or _settings().schedules
     try:
         loaded = load_schedules(path)
     except ScheduleError as exc:
@@ -372,13 +415,15 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(help="[default: 
     console.print(f"{path}: {len(loaded.schedules)} schedule(s), valid", highlight=False)
 
 
-@app.command()
-def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="[default: ARGUS_SCHEDULES or "
-                                                                             "./schedules.yaml]")] = None,
-           listen: Annotated[str | None, typer.Option(help="HOST:PORT [default: ARGUS_LISTEN or 0.0.0.0:9464]")] = None,
+@app.command(rich_help_panel=DAEMON)
+def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="the schedules file",
+                                                          show_default="ARGUS_SCHEDULES or ./schedules.yaml")] = None,
+           listen: Annotated[str | None, typer.Option(help="HOST:PORT of /status and /metrics (0.0.0.0:9464 "
+                                                           "listens on every interface)",
+                                                      show_default="ARGUS_LISTEN or 127.0.0.1:9464")] = None,
            ) -> None:
     """Run the scheduler: audit every schedule on its trigger, store reports, serve /metrics and /status."""
-    settings = Settings()
+    settings = _settings()
     configure_logging(settings.log_level, settings.log_format)
     try:
         address = parse_listen(listen or settings.listen)
@@ -407,12 +452,13 @@ def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="[
     raise typer.Exit(EXIT_OK)
 
 
-@app.command()
-def run(name: Annotated[str, typer.Argument(help="the schedule to run")],
-        schedules: Annotated[Path | None, typer.Option("--schedules")] = None,
-        output: Annotated[OutputFormat, typer.Option("--format")] = OutputFormat.table) -> None:
+@app.command(rich_help_panel=DAEMON)
+def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedule's name")],
+        schedules: Annotated[Path | None, typer.Option("--schedules", help="the schedules file",
+                                                       show_default="ARGUS_SCHEDULES or ./schedules.yaml")] = None,
+        output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table) -> None:
     """Run one schedule once, now, in the foreground (for cron-style deployment and trying a schedule)."""
-    settings = Settings()
+    settings = _settings()
     configure_logging("WARNING", settings.log_format)
     try:
         loaded = load_schedules(schedules or settings.schedules)
@@ -426,6 +472,8 @@ def run(name: Annotated[str, typer.Argument(help="the schedule to run")],
     runner.alerts = AlertPolicy.of(loaded)
     try:
         report = runner.run(loaded, name)
+        if report is not None:
+            report = _stored(history_store, report)
         if report is not None and loaded.alerts.channels:
             _deliver_alerts(history_store, loaded.alerts)
     finally:
@@ -439,6 +487,15 @@ def run(name: Annotated[str, typer.Argument(help="the schedule to run")],
     else:
         print_report(report, Console())
     raise typer.Exit(_exit_code(report, loaded.schedules[name].settings.fail_on))
+
+
+def _stored(history_store: PostgresStore, report: AuditReport) -> AuditReport:
+    """The report as stored, with its diff (as `argus show` prints it); the runner's copy when the
+    history database did not take it (it waits in the spool)."""
+    try:
+        return history_store.get_report(report.run_id)
+    except StoreError:
+        return report
 
 
 def _deliver_alerts(history_store: PostgresStore, config: AlertsConfig) -> None:

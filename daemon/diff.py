@@ -6,7 +6,8 @@ stands above the growth factor times the smallest share the pattern had in the e
 (``baseline``): a defect creeping up by less than the factor per run is regressed too, not
 persisting. ``improved``: severity went down or the share shrank by the factor. ``resolved`` is
 reported only when the current run succeeded: a partial run did not look everywhere, so absence
-proves nothing.
+proves nothing. A pattern gone because users labelled it a false positive is ``suppressed``, not
+``resolved``: the data was not fixed, the planner was told to stop reporting it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ __all__ = ["diff_report"]
 
 def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, previous_run_id: UUID | None,
                 growth_factor: float = 1.5, newly_persistent: frozenset[str] = frozenset(),
-                baseline: Mapping[str, float] | None = None) -> RunDiff:
+                suppressed: frozenset[str] = frozenset(), baseline: Mapping[str, float] | None = None) -> RunDiff:
     """Compare ``report`` with the committed findings of the previous successful run (None: no such run);
     ``baseline``: fingerprint -> the smallest share the pattern was committed at in earlier runs."""
     before = {f.fingerprint: f for f in (previous or []) if not f.dismissed}
@@ -47,7 +48,8 @@ def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, prev
     complete = report.outcome == "succeeded"
     if complete:
         for fp, old in before.items():
-            entries.append(DiffEntry(fingerprint=fp, field=old.field, category=old.category, status="resolved",
+            entries.append(DiffEntry(fingerprint=fp, field=old.field, category=old.category,
+                                     status="suppressed" if fp in suppressed else "resolved",
                                      severity=old.severity, previous_severity=old.severity, affected_count=0,
                                      affected_pct=0.0, previous_affected_pct=old.affected_pct))
     return RunDiff(previous_run_id=previous_run_id, complete=complete, entries=entries)

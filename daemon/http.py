@@ -19,10 +19,10 @@ log = structlog.get_logger("argus.http")
 
 
 def parse_listen(text: str) -> tuple[str, int]:
-    """``"0.0.0.0:9464"`` → (host, port); ``":9464"`` listens on every interface."""
+    """``"127.0.0.1:9464"`` → (host, port); ``"0.0.0.0:9464"`` or ``":9464"`` listens on every interface."""
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"--listen {text!r} is not HOST:PORT (e.g. 0.0.0.0:9464)")
+        raise ValueError(f"--listen {text!r} is not HOST:PORT (e.g. 127.0.0.1:9464)")
     return host.strip("[]") or "0.0.0.0", int(port)
 
 

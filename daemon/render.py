@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from uuid import UUID
 
+import structlog
 from rich.console import Console
 from rich.status import Status
 from rich.table import Table
@@ -15,7 +16,9 @@ from agent.report import AuditReport, TraceEntry
 from agent.state import AgentState
 from daemon.store import RunSummary
 
-__all__ = ["ProgressDisplay", "print_diff", "print_report", "print_runs"]
+__all__ = ["ProgressDisplay", "StepLog", "print_diff", "print_report", "print_runs"]
+
+log = structlog.get_logger("argus.audit")
 
 _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan"}
 
@@ -23,7 +26,7 @@ _STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cya
 def _change(entry: DiffEntry | None) -> str:
     if entry is None:
         return ""
-    text: str = entry.status
+    text: str = entry.status if entry.status != "suppressed" else "suppressed by a label"
     if entry.new_persistent:
         text += " [bold magenta]new persistent[/]"
     return text
@@ -76,14 +79,17 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         columns = ["severity", "category", "field", "affected", "share"]
         columns += ["change"] if report.diff else []
         columns += ["id"] if finding_ids else []
+        columns += ["pattern"] if report.diff else []  # the fingerprint `argus mute --fingerprint` takes
         for column in [*columns, "description"]:
-            table.add_column(column, overflow="fold", no_wrap=column == "id", min_width=8 if column == "id" else None)
+            short = column in ("id", "pattern")
+            table.add_column(column, overflow="fold", no_wrap=short, min_width={"id": 8, "pattern": 12}.get(column))
         order = sorted(report.findings, key=lambda f: (-f.severity.rank, -f.affected_count, f.field))
         for f in order:
             row = [f"[{_STYLE[f.severity.value]}]{f.severity.value}[/]", f.category.value, f.field,
                    f"{f.affected_count:,}", f"{f.affected_pct:.2%}"]
             row += [_change(entries.get(f.id))] if report.diff else []
             row += [str(f.id)[:8]] if finding_ids else []
+            row += [entries[f.id].fingerprint[:12] if f.id in entries else ""] if report.diff else []
             table.add_row(*row, f.description)
         console.print(table)
     if report.diff is not None:
@@ -91,16 +97,32 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
             was = e.previous_severity.value if e.previous_severity else "?"
             console.print(f"resolved: {e.category.value} on {e.field} (was {was} at "
                           f"{(e.previous_affected_pct or 0):.2%})", highlight=False)
+        for e in report.diff.by_status("suppressed"):
+            console.print(f"suppressed by a label: {e.category.value} on {e.field} (labelled a false positive; "
+                          f"no longer reported unless its share grows)", highlight=False, markup=False)
     if report.dismissed_findings:
         console.print(f"{len(report.dismissed_findings)} candidate finding(s) dismissed by the finding gate.")
 
 
-class ProgressDisplay:
-    """An ``AuditObserver`` that keeps one status line current on stderr."""
+class StepLog:
+    """An ``AuditObserver`` that logs every iteration (``--verbose``): the action, the gate's
+    verdict and the outcome, with the trace's value-free observation; never the action's input,
+    which may hold query literals."""
 
-    def __init__(self, console: Console, label: str) -> None:
+    def on_step(self, state: AgentState, entry: TraceEntry) -> None:
+        log.info("audit_step", iteration=entry.iteration, action=entry.action, verdict=entry.verdict,
+                 outcome=entry.outcome, observation=entry.observation[:200], findings=len(state.findings),
+                 duration_ms=round(entry.duration_ms, 1))
+
+
+class ProgressDisplay:
+    """An ``AuditObserver`` that keeps one status line current on stderr (and passes each step
+    on to ``steps``, when given)."""
+
+    def __init__(self, console: Console, label: str, steps: StepLog | None = None) -> None:
         self._status: Status = console.status(f"auditing {label}")
         self._label = label
+        self._steps = steps
 
     def __enter__(self) -> ProgressDisplay:
         self._status.start()
@@ -112,6 +134,8 @@ class ProgressDisplay:
     def on_step(self, state: AgentState, entry: TraceEntry) -> None:
         self._status.update(f"auditing {self._label} · iteration {state.iteration}/{state.iteration_budget} · "
                             f"{entry.action} · {len(state.findings)} findings")
+        if self._steps is not None:
+            self._steps.on_step(state, entry)
 
 
 def print_runs(runs: Sequence[RunSummary], console: Console) -> None:
@@ -139,7 +163,7 @@ def print_diff(older: UUID, newer: UUID, diff: RunDiff, console: Console) -> Non
     table = Table(header_style="bold")
     for column in ("change", "severity", "category", "field", "affected share", "before"):
         table.add_column(column, overflow="fold")
-    order = {"new": 0, "regressed": 1, "resolved": 2, "improved": 3, "persisting": 4}
+    order = {"new": 0, "regressed": 1, "resolved": 2, "suppressed": 3, "improved": 4, "persisting": 5}
     for e in sorted(diff.entries, key=lambda e: (order[e.status], e.field)):
         before = "" if e.previous_affected_pct is None else \
             f"{e.previous_severity.value if e.previous_severity else ''} {e.previous_affected_pct:.2%}"

@@ -125,6 +125,9 @@ class ScheduleRunner:
             self._skip(name, "store_unavailable", str(exc))
             return None
         bound.info("trigger_done", run_id=str(report.run_id), outcome=report.outcome, findings=len(report.findings))
+        if report.outcome == "failed":  # the reason, as /status gives it (reports carry no secret)
+            bound.warning("audit_failed", run_id=str(report.run_id),
+                          error=(report.error or "")[:300])
         return report
 
     def _skip(self, name: str, reason: str, why: str) -> None:

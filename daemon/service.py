@@ -14,7 +14,6 @@ import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
-from uuid import UUID
 
 import httpx
 import structlog
@@ -272,9 +271,11 @@ class Daemon:
     def run_view(self, run_id: str) -> dict[str, Any] | None:
         """A stored run as alerts link to it: outcome, diff and findings, with evidence queries
         masked by the run's privacy mode (the trace, which holds raw query inputs, is left out)."""
+        if len(run_id) < 8:  # a prefix as tables print it, not a way to enumerate runs
+            return None
         try:
-            report = self.store.get_report(UUID(run_id))
-        except (ValueError, StoreError):
+            report = self.store.get_report(self.store.find_run(run_id))
+        except StoreError:
             return None
         mode = report.options.privacy
         findings = []

@@ -15,9 +15,12 @@ from typing import Any
 
 import mongomock
 from bson import json_util
-from bson.errors import InvalidDocument
+from bson.codec_options import DatetimeConversion
+from bson.errors import BSONError, InvalidDocument, InvalidId
+from bson.json_util import JSONOptions
 from pymongo import MongoClient
 
+from agent.ejson import MAX_NESTING, depth_of
 from agent.errors import DataLoadError, TargetUnavailable
 from agent.tools.target import AuditTarget
 from config.schedules import Connection
@@ -26,6 +29,8 @@ from config.settings import check_mongodb_uri
 __all__ = ["SourceCache", "load_jsonl", "open_uri"]
 
 _BATCH = 1000
+# Canonical-or-relaxed input as mongoexport writes it; dates outside years 1-9999 stay DatetimeMS.
+_FILE_JSON = JSONOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
 
 
 def load_jsonl(path: str | Path, *, collection: str | None = None, database: str = "files",
@@ -42,6 +47,8 @@ def load_jsonl(path: str | Path, *, collection: str | None = None, database: str
 
 def _load_collection(file: Path, collection: str | None, database: str, client: Any | None) -> Any:
     name = collection or file.name.removesuffix(".jsonl").removesuffix(".json")
+    if file.is_dir():
+        raise DataLoadError(f"{file}: is a directory; give one .jsonl file")
     if not file.is_file():
         raise DataLoadError(f"{file}: no such file")
     coll = (client or mongomock.MongoClient())[database][name]
@@ -51,12 +58,7 @@ def _load_collection(file: Path, collection: str | None, database: str, client: 
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            try:
-                doc = json_util.loads(line)
-            except (ValueError, TypeError) as exc:
-                raise DataLoadError(f"{file}:{number}: not valid Extended JSON ({type(exc).__name__})") from exc
-            if not isinstance(doc, dict):
-                raise DataLoadError(f"{file}:{number}: expected a JSON object, found {type(doc).__name__}")
+            doc = _parse_line(line, file, number)
             if not batch:
                 first_line = number
             batch.append(doc)
@@ -66,6 +68,25 @@ def _load_collection(file: Path, collection: str | None, database: str, client: 
     if batch:
         _insert(coll, batch, file, first_line)
     return coll
+
+
+def _parse_line(line: str, file: Path, number: int) -> dict[str, Any]:
+    try:
+        doc = json_util.loads(line, json_options=_FILE_JSON)
+    except RecursionError:
+        raise DataLoadError(f"{file}:{number}: the document is nested deeper than {MAX_NESTING} levels, "
+                            "MongoDB's limit") from None
+    except InvalidId as exc:
+        raise DataLoadError(f"{file}:{number}: not valid Extended JSON: an $oid must be 24 hexadecimal "
+                            "characters") from exc
+    except (ValueError, TypeError, BSONError, OverflowError) as exc:
+        raise DataLoadError(f"{file}:{number}: not valid Extended JSON ({type(exc).__name__})") from exc
+    if not isinstance(doc, dict):
+        raise DataLoadError(f"{file}:{number}: expected a JSON object, found {type(doc).__name__}")
+    if depth_of(doc) > MAX_NESTING:
+        raise DataLoadError(f"{file}:{number}: the document is nested deeper than {MAX_NESTING} levels, "
+                            "MongoDB's limit")
+    return doc
 
 
 def _insert(coll: Any, batch: list[dict[str, Any]], file: Path, first_line: int) -> None:

@@ -80,7 +80,7 @@ class GridInterval(BaseTrigger):
         return base + timedelta(seconds=random.uniform(0, self.jitter))
 
     def __str__(self) -> str:
-        return f"every {self.step:g}s" + (f" ±{self.jitter:g}s" if self.jitter else "")
+        return f"every {self.step:g}s" + (f" +0\N{EN DASH}{self.jitter:g}s" if self.jitter else "")
 
 
 def aps_trigger(trigger: CronTrigger | IntervalTrigger, *, with_jitter: bool = True) -> BaseTrigger:

@@ -24,12 +24,18 @@ __all__ = ["collect_health"]
 log = structlog.get_logger("argus.health")
 
 _QUANTILES = ("p05", "p50", "p95")
+_CLOCK_SKEW = timedelta(days=1)
 _IDENTIFIER_SHARE = 0.9  # numeric fields this distinct in the sample are counters or keys: no quantiles
 
 
 def collect_health(target: AuditTarget, schema: SchemaSampleResult, *, now: datetime, options: HealthOptions,
                    privacy: PrivacyMode, previous: HealthSnapshot | None) -> HealthSnapshot:
     newest_at, source = _newest(target, schema, options)
+    if newest_at is not None and newest_at > now + _CLOCK_SKEW:
+        # Ids or times from the future: they do not record when documents arrived (random ObjectIds,
+        # a time field holding something else). Freshness is unknown rather than negative.
+        log.info("health_time_source_unusable", source=source)
+        newest_at, source = None, None
     inserts = _inserts(target, source, previous) if newest_at is not None else None
     if newest_at is not None and privacy == "strict":
         newest_at = newest_at.replace(second=0, microsecond=0)

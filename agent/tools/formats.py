@@ -2,13 +2,20 @@
 
 The profiler counts sampled values per format; planners use the same patterns in ``$regex``
 filters, so a share seen in the sample and a count confirmed on the server mean the same thing.
+
+Every pattern here runs in linear time (no nested or adjacent overlapping quantifiers, which the
+guard refuses anyway), and Argus examines at most ``MAX_EXAMINED_CHARS`` characters of a value:
+a longer string matches no format and has no unit.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["FORMATS", "NUMBER_WITH_UNIT", "PLACEHOLDER", "matching_formats", "unit_of"]
+__all__ = ["FORMATS", "MAX_EXAMINED_CHARS", "NUMBER_WITH_UNIT", "PLACEHOLDER", "is_placeholder", "matching_formats",
+           "unit_of"]
+
+MAX_EXAMINED_CHARS = 1000
 
 FORMATS: dict[str, str] = {
     "email": r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$",
@@ -22,17 +29,28 @@ FORMATS: dict[str, str] = {
 NUMBER_WITH_UNIT = FORMATS["number_with_unit"]
 
 # Strings that stand for "no value" (matched case-insensitively); the empty string matches too.
-PLACEHOLDER = r"^\s*(n/?a|null|nil|undefined|empty|tbd|-+|\?+)?\s*$"
+# The trailing spaces sit inside the optional group: ``\s*(word)?\s*`` backtracks quadratically on blanks.
+PLACEHOLDER = r"^\s*((n/?a|null|nil|undefined|empty|tbd|-+|\?+)\s*)?$"
 
 _COMPILED = {name: re.compile(pattern) for name, pattern in FORMATS.items()}
+_PLACEHOLDER = re.compile(PLACEHOLDER, re.IGNORECASE)
 _UNIT = re.compile(r"^\s*[-+]?\d+(?:[.,]\d+)?\s*([^\d\s.,].*)$")
 
 
 def matching_formats(text: str) -> list[str]:
+    if len(text) > MAX_EXAMINED_CHARS:
+        return []
     return [name for name, rx in _COMPILED.items() if rx.match(text)]
+
+
+def is_placeholder(text: str) -> bool:
+    """Whether ``text`` stands for "no value" (``"N/A"``, ``" -- "``, blanks)."""
+    return len(text.strip()) <= MAX_EXAMINED_CHARS and _PLACEHOLDER.match(text.strip()) is not None
 
 
 def unit_of(text: str) -> str | None:
     """The unit text after a leading number (``"12.0 oz."`` → ``"oz."``), or None."""
+    if len(text) > MAX_EXAMINED_CHARS:
+        return None
     m = _UNIT.match(text)
     return m.group(1).strip().lower() if m else None

@@ -5,6 +5,10 @@
 (deep nesting, ``$``-prefixed or dotted keys, NaN, Decimal128, huge arrays, binary) are
 tested here directly. Arrays of objects are descended with MongoDB dot notation
 (``items.qty``), so a filter on a reported path works as written.
+
+Work per value is bounded: at most ``MAX_ARRAY_ELEMENTS`` elements of an array and
+``MAX_EXAMINED_CHARS`` characters of a string are examined for distinctness, formats and units,
+and every pattern run here is linear, so one hostile value cannot stall an audit.
 """
 
 from __future__ import annotations
@@ -17,15 +21,17 @@ from decimal import Decimal
 from typing import Any
 
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson.datetime_ms import DatetimeMS
 from bson.dbref import DBRef
 
 from agent.ejson import encode
-from agent.tools.formats import PLACEHOLDER, matching_formats, unit_of
+from agent.tools.formats import MAX_EXAMINED_CHARS, is_placeholder, matching_formats, unit_of
 from agent.tools.models import ArrayStats, DateStats, FieldStats, NumericStats, StringStats
 
 __all__ = [
     "MAX_ARRAY_ELEMENTS",
     "MAX_DEPTH",
+    "MAX_EXAMINED_CHARS",
     "MAX_PATHS",
     "bson_type",
     "profile_documents",
@@ -41,7 +47,6 @@ TAIL = 25
 TOP_VALUES = 20
 _SHAPE_CHARS = 64
 
-_PLACEHOLDER = re.compile(PLACEHOLDER, re.IGNORECASE)
 _INT32 = 2**31
 
 
@@ -49,6 +54,8 @@ def bson_type(value: Any) -> str:
     """The MongoDB ``$type`` alias of a Python value as pymongo decodes it."""
     if value is None:
         return "null"
+    if isinstance(value, Code):  # before str: Code is a str subclass
+        return "javascriptWithScope" if value.scope is not None else "javascript"
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, Int64):
@@ -63,7 +70,7 @@ def bson_type(value: Any) -> str:
         return "object"
     if isinstance(value, list | tuple):
         return "array"
-    if isinstance(value, datetime):
+    if isinstance(value, datetime | DatetimeMS):  # DatetimeMS: a date outside years 1-9999
         return "date"
     if isinstance(value, ObjectId):
         return "objectId"
@@ -75,8 +82,6 @@ def bson_type(value: Any) -> str:
         return "regex"
     if isinstance(value, Timestamp):
         return "timestamp"
-    if isinstance(value, Code):
-        return "javascript"
     if isinstance(value, MinKey):
         return "minKey"
     if isinstance(value, MaxKey):
@@ -140,12 +145,18 @@ def _as_utc(value: datetime) -> datetime:
 
 
 def _hashable(value: Any) -> Any:
-    if isinstance(value, str | int | float | bool | type(None)):
+    if type(value) is str:
+        return value if len(value) <= MAX_EXAMINED_CHARS else ("long", len(value), value[:MAX_EXAMINED_CHARS])
+    if isinstance(value, int | float | bool | type(None)):
         if isinstance(value, float) and math.isnan(value):
             return ("nan",)
         return (type(value) is bool, value) if isinstance(value, bool) else value
     if isinstance(value, datetime | ObjectId):
         return value
+    if isinstance(value, list) and len(value) > MAX_ARRAY_ELEMENTS:
+        value = [*value[:MAX_ARRAY_ELEMENTS], f"<{len(value)} elements>"]
+    elif isinstance(value, dict) and len(value) > MAX_ARRAY_ELEMENTS:
+        value = {**dict(list(value.items())[:MAX_ARRAY_ELEMENTS]), "<keys>": len(value)}
     try:
         return repr(encode(value))
     except Exception:  # a value the encoder cannot represent still counts as one distinct value
@@ -160,8 +171,10 @@ def _display(value: Any) -> Any:
         return f"<binData {len(value)} bytes>"
     if isinstance(value, list) and len(value) > 5:
         return f"<array of {len(value)}>"
-    if isinstance(value, dict):
-        return f"<object with {len(value)} keys>"
+    if isinstance(value, dict | DBRef):
+        return f"<object with {len(value.as_doc() if isinstance(value, DBRef) else value)} keys>"
+    if isinstance(value, Code):
+        return f"<{bson_type(value)}>"
     try:
         return encode(value)
     except Exception:
@@ -263,7 +276,8 @@ class _Walker:
         if number is not None:
             acc.numbers.append(number)
         elif kind == "date":
-            acc.dates.append(_as_utc(value))
+            if isinstance(value, datetime):
+                acc.dates.append(_as_utc(value))
         elif kind == "string":
             acc.strings.append(value)
         elif kind == "array":
@@ -281,7 +295,8 @@ class _Walker:
             if depth + 1 >= MAX_DEPTH:
                 self.truncated_paths.add(path)
                 return
-            self.walk(value, index, path + ".", depth + 1, in_array, queryable)
+            fields = value.as_doc() if isinstance(value, DBRef) else value
+            self.walk(fields, index, path + ".", depth + 1, in_array, queryable)
 
 
 def _quantile(sorted_values: list[Any], q: float) -> Any:
@@ -369,7 +384,7 @@ def _string_stats(values: list[str]) -> StringStats | None:
         count=len(values),
         empty_count=counts.get("", 0),
         blank_count=sum(c for v, c in counts.items() if v and not v.strip()),
-        placeholder_count=sum(c for v, c in counts.items() if v.strip() and _PLACEHOLDER.match(v)),
+        placeholder_count=sum(c for v, c in counts.items() if v.strip() and is_placeholder(v)),
         min_length=min(lengths), max_length=max(lengths), mean_length=sum(lengths) / len(lengths),
         distinct_count=len(counts),
         shapes=shapes.most_common(10), shape_count=len(shapes),

@@ -32,15 +32,17 @@ def split_collection(name: str) -> tuple[str | None, str | None, str]:
     return connection or None, database, collection
 
 
-def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], typer.Exit]) -> None:
-    @app.command()
+def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], typer.Exit], *,
+             panel: str | None = None) -> None:
+    @app.command(rich_help_panel=panel)
     def mute(fingerprint: Annotated[str | None, typer.Option(help="a pattern's fingerprint or its first 8+ "
-                                                                   "characters, as alerts print it")] = None,
+                                                                   "characters, as `argus alerts` and `argus show` "
+                                                                   "print it")] = None,
              collection: Annotated[str | None, typer.Option(help="collection, database.collection or "
                                                                  "connection/database.collection")] = None,
              category: Annotated[Category | None, typer.Option(help="a finding category")] = None,
-             for_: Annotated[str | None, typer.Option("--for", help="how long, e.g. 2h or 7d [default: until "
-                                                                    "unmuted]")] = None,
+             for_: Annotated[str | None, typer.Option("--for", help="how long, e.g. 2h or 7d",
+                                                      show_default="no end: until `argus unmute`")] = None,
              reason: Annotated[str | None, typer.Option(help="why, for whoever reads `argus mutes`")] = None,
              ) -> None:
         """Stop alerts on a pattern, a collection or a category (combined: all must match)."""
@@ -59,39 +61,42 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
         added = with_store(lambda st: AlertOutbox(st).mute(
             now=now, fingerprint=fingerprint, connection=connection, database=database, collection=name,
             category=category.value if category else None, expires_at=expires, reason=reason))
-        until = f"until {expires.isoformat(timespec='minutes')}" if expires else "until unmuted"
+        until = f"until {expires.isoformat(timespec='minutes')}" if expires else \
+            f"with no end (lift it with `argus unmute {added.id}`)"
         Console().print(f"mute {added.id}: {added.describe()} {until}", highlight=False, markup=False, soft_wrap=True)
 
-    @app.command()
-    def unmute(mute_id: Annotated[int, typer.Argument(help="the id `argus mutes` shows")]) -> None:
+    @app.command(rich_help_panel=panel)
+    def unmute(mute_id: Annotated[int, typer.Argument(metavar="MUTE_ID", help="the id `argus mutes` shows")]) -> None:
         """Lift a mute."""
         removed = with_store(lambda st: AlertOutbox(st).unmute(mute_id))
         Console().print(f"unmuted {removed.id}: {removed.describe()}", highlight=False, markup=False, soft_wrap=True)
 
-    @app.command()
+    @app.command(rich_help_panel=panel)
     def mutes() -> None:
         """List the mutes in force."""
         now = SystemClock().now()
         rows = with_store(lambda st: AlertOutbox(st).mutes(now))
-        table = Table("id", "mutes", "until", "reason", box=None)
+        table = Table("id", "mutes", "ends", "reason", box=None)
         for m in rows:
             table.add_row(str(m.id), m.describe(), _when(m.expires_at, now), m.reason or "")
         Console().print(table if rows else "no mutes in force")
 
-    @app.command()
-    def alerts(limit: Annotated[int, typer.Option(min=1)] = 20) -> None:
+    @app.command(rich_help_panel=panel)
+    def alerts(limit: Annotated[int, typer.Option(min=1, help="alerts to list")] = 20) -> None:
         """List the newest alerts in the outbox with their delivery state."""
         rows = with_store(lambda st: AlertOutbox(st).rows(limit=limit))
-        table = Table("queued", "channel", "kind", "status", "attempts", "last error", "title", box=None)
+        table = Table("queued", "channel", "kind", "status", "attempts", "last error", "pattern", "title", box=None)
         for r in rows:
+            # the pattern's short fingerprint, as `argus mute --fingerprint` takes it
             table.add_row(r["created_at"].isoformat(timespec="seconds"), r["channel"], r["kind"], r["status"],
-                          str(r["attempts"]), r["last_error"] or "", r["alert"]["title"])
+                          str(r["attempts"]), r["last_error"] or "", (r["alert"].get("fingerprint") or "")[:12],
+                          r["alert"]["title"])
         Console().print(table if rows else "no alerts yet", highlight=False)
 
 
 def _when(moment: datetime | None, now: datetime) -> str:
     if moment is None:
-        return "unmuted"
+        return "no end"
     left = moment - now
     return f"{moment.isoformat(timespec='minutes')} (in {_human(left)})"
 

@@ -239,8 +239,8 @@ class PostgresStore:
             newly = self._touch_patterns(conn, ref, report)
             report = report.model_copy(update={"diff": diff_report(
                 report, previous, previous_run_id=previous_id, growth_factor=growth_factor,
-                newly_persistent=frozenset(newly), baseline=self._smallest_shares(conn, ref, report.started_at,
-                                                                                   baseline_runs))})
+                newly_persistent=frozenset(newly), suppressed=self._false_positives(conn, ref),
+                baseline=self._smallest_shares(conn, ref, report.started_at, baseline_runs))})
             self._insert(conn, report)
             queued = self._queue_alerts(conn, report, alerts, now or report.finished_at) if alerts else 0
         log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome,
@@ -410,6 +410,15 @@ class PostgresStore:
                                            evidence_query=evidence, dismissed=True, critique=critique))
         return out
 
+    def _false_positives(self, conn: psycopg.Connection[Any], ref: CollectionRef) -> frozenset[str]:
+        """Patterns of ``ref`` that users judged false positives more often than true ones."""
+        rows = conn.execute(
+            """select fingerprint from labels where connection = %s and database = %s and collection = %s
+                   group by fingerprint
+                   having count(*) filter (where verdict = 'fp') > count(*) filter (where verdict = 'tp')""",
+            tuple(ref)).fetchall()
+        return frozenset(r[0] for r in rows)
+
     def history(self, ref: CollectionRef, *, runs: int = 10, drift_tolerance: float = 0.5,
                 growth_factor: float = 1.5, health_runs: int = 30) -> HistoricalContext:
         """The context a planner gets before auditing ``ref``: the last ``runs`` runs and all labels,
@@ -464,11 +473,12 @@ class PostgresStore:
             raise NotFound(f"{prefix!r} matches more than one run; give more of the id")
         return UUID(str(rows[0][0]))
 
-    def list_runs(self, *, collection: str | None = None, limit: int = 20) -> list[RunSummary]:
+    def list_runs(self, *, collection: CollectionRef | None = None, limit: int = 20) -> list[RunSummary]:
+        """The newest runs, of one collection (see ``resolve_collection``) or of all."""
         where, params = "", []
         if collection:
-            where = "where collection = %s or database || '.' || collection = %s"
-            params = [collection, collection]
+            where = "where connection = %s and database = %s and collection = %s"
+            params = [collection.connection, collection.database, collection.collection]
         with self._conn() as conn:
             cur = conn.cursor(row_factory=dict_row)
             rows = cur.execute(
@@ -489,7 +499,8 @@ class PostgresStore:
             if (a.connection, a.database, a.collection) != (b.connection, b.database, b.collection):
                 raise StoreError(f"runs {older} and {newer} audit different collections")
             previous = self._past_findings(conn, [older])[older]
-        return diff_report(b, previous, previous_run_id=older, growth_factor=growth_factor)
+            suppressed = self._false_positives(conn, CollectionRef(b.connection, b.database, b.collection))
+        return diff_report(b, previous, previous_run_id=older, growth_factor=growth_factor, suppressed=suppressed)
 
     def latest_runs(self, ref: CollectionRef, n: int = 2) -> list[UUID]:
         with self._conn() as conn:

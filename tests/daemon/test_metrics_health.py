@@ -54,3 +54,13 @@ def test_the_audit_report_shows_the_collections_health(make_collection: Callable
     assert report.health is not None
     assert (report.health.documents, report.health.freshness_s, report.health.time_source) == (200, 600.0, "_id")
     assert report.health.inserts is None  # nothing to count from without an earlier run
+
+
+def test_object_ids_from_the_future_leave_freshness_unknown_rather_than_negative(
+        make_collection: Callable[..., Any]) -> None:
+    docs = [{"_id": ObjectId(struct.pack(">I", int((NOW + timedelta(days=3650)).timestamp())) + bytes([0] * 7 + [i])),
+             "kind": "click"} for i in range(50)]
+    clock = ManualClock(NOW)
+    report = run_audit(AuditTarget(make_collection(docs, "random_ids")), HeuristicPlanner(clock=clock), clock=clock)
+    assert report.health is not None
+    assert (report.health.documents, report.health.newest_at, report.health.freshness_s) == (50, None, None)

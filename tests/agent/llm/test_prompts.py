@@ -60,10 +60,11 @@ def test_older_actions_are_summarised_outside_the_window(make_target: Any, chat_
     assert sum(1 for line in last.splitlines() if line.startswith("#") and line[1:2].isdigit()) <= 10
 
 
-def test_a_failed_call_brings_a_schema_only_hint(make_target: Any, chat_server: Any) -> None:
+def test_a_refused_regex_comes_back_as_the_critique_of_the_next_prompt(make_target: Any, chat_server: Any) -> None:
     prompts = _prompts(make_target(PEOPLE), chat_server(Explorer(["email", "status", "age"], steps=8)))
-    after = next(p for p in prompts if "Schema-only hint" in p)
-    assert "run_query failed" in after and "- status: types string 200; null or missing 0.0%; distinct 2" in after
+    after = next(p for p in prompts if "$regex in a filter is refused" in p)
+    assert "# Critique of your last step (fix this)\n$regex in a filter is refused: the pattern is not a valid " \
+           "regular expression (missing ), unterminated subpattern)" in after
 
 
 def test_strict_prompts_hold_types_and_statistics_only(make_target: Any, chat_server: Any) -> None:

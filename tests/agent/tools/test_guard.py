@@ -120,6 +120,11 @@ def test_where_inside_match_stage_is_refused() -> None:
 
 def test_stage_document_with_two_operators_is_refused() -> None:
     with pytest.raises(QueryRefused, match="exactly one"):
+        check_pipeline([{"$match": {}, "$limit": 1}])
+
+
+def test_a_write_stage_beside_another_stage_is_named() -> None:
+    with pytest.raises(QueryRefused, match=r"\$out is refused in a pipeline: it writes to a collection"):
         check_pipeline([{"$match": {}, "$out": "x"}])
 
 

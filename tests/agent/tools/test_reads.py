@@ -177,10 +177,11 @@ def test_run_query_returns_hostile_documents_as_extended_json(make_target) -> No
                                                      "subType": "00"}}}]
 
 
-def test_an_invalid_regex_is_a_tool_error_not_a_crash(make_target) -> None:  # type: ignore[no-untyped-def]
-    from agent.errors import ToolError
+def test_an_invalid_regex_is_refused_before_it_is_sent(make_target) -> None:  # type: ignore[no-untyped-def]
+    from agent.errors import QueryRefused
     from agent.tools import run_query
     from agent.tools.models import RunQueryInput
 
-    with pytest.raises(ToolError, match="failed in the database engine: error"):
+    with pytest.raises(QueryRefused, match=r"\$regex in a filter is refused: the pattern is not a valid regular "
+                                           r"expression \(missing \), unterminated subpattern\)"):
         run_query(make_target([{"a": "x"}]), RunQueryInput(filter={"a": {"$regex": "("}}, limit=0))

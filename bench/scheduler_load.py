@@ -6,26 +6,25 @@ lets it run, and prints runs completed per minute, trigger lateness (audit start
 trigger's scheduled time, from the stored runs) at p50/p99, and the daemon's resident memory
 after warm-up and at the end.
 
-Usage: python bench/daemon.py [--minutes 3] [--schedules 200] [--every 30s] [--workers 4]
+Usage: python bench/scheduler_load.py [--minutes 3] [--schedules 200] [--every 30s] [--workers 4] [--quick]
+
+``--quick`` is a smoke run (5 schedules every 2s for 15 seconds) that proves the script still works.
 """
 
 from __future__ import annotations
-
-import sys
-from pathlib import Path
-
-# This file is bench/daemon.py: keep its folder off the import path so `daemon` is the package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
 import argparse
 import json
 import os
 import random
 import signal
+import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
+from pathlib import Path
 
 import psutil
 import psycopg
@@ -81,8 +80,15 @@ def main() -> int:
     parser.add_argument("--every", default="30s")
     parser.add_argument("--jitter", default=None, help="spread each firing by up to this much (e.g. 20s)")
     parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--port", type=int, default=19565)
+    parser.add_argument("--port", type=int, default=None, help="default: a free port")
+    parser.add_argument("--quick", action="store_true", help="smoke run: 5 schedules every 2s for 15 seconds")
     args = parser.parse_args()
+    if args.quick:
+        args.minutes, args.schedules, args.every, args.jitter = 0.25, 5, "2s", None
+    if args.port is None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            args.port = probe.getsockname()[1]
     configure_logging("WARNING")
     work = Path(tempfile.mkdtemp(prefix="argus-bench-daemon-"))
     pg = start_embedded(work / "pg")
@@ -129,6 +135,9 @@ def main() -> int:
                       percentile_cont(0.99) within group (order by extract(epoch from started_at - scheduled_for))
                from runs where scheduled_for is not null""").fetchone()
     pg.server.cleanup()
+    if not total or not rss:
+        print(f"nothing measured: no run was stored (log in {work / 'daemon.log'})", file=sys.stderr)
+        return 1
     warm = [m for t, m in rss if t >= 60] or [m for _, m in rss]
     jitter = f" (jitter {args.jitter})" if args.jitter else ""
     print(f"{args.schedules} schedules every {args.every}{jitter}, {args.workers} workers, {elapsed / 60:.1f} minutes "
