@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Stability benchmark: does the same data give the same findings on every run?
 
-Usage: python bench/stability.py [BENCH_DIR] [--runs 5] [--only NAME ...] [--strict]
+Usage: python bench/stability.py [BENCH_DIR] [--runs 5] [--only NAME ...] [--strict] [--quick]
 
 BENCH_DIR defaults to shared/bench beside the repository (or beside a folder holding it, as for a
 git worktree). Each NAME.jsonl there is loaded once
@@ -10,7 +10,8 @@ planner wrapped as the CLI wraps it, no store); only the random sample differs b
 Prints, per collection, every finding that is not identical in all runs (field, category, then
 severity and affected count per run, '-' where a run did not report it), and a summary table.
 Exit status: 1 when the bench folder holds no collection (nothing to measure), 0 otherwise;
-with ``--strict`` also 1 when any finding differs between runs.
+with ``--strict`` also 1 when any finding differs between runs. ``--quick`` (CI) audits a small
+generated collection twice instead of the bench.
 """
 
 from __future__ import annotations
@@ -24,7 +25,11 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import argparse  # noqa: E402
+import random  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
+
+from bson import json_util  # noqa: E402
 
 from agent.loop import run_audit  # noqa: E402
 from agent.planners.factory import make_planner  # noqa: E402
@@ -68,6 +73,16 @@ def _default_bench() -> Path:
     return found or repo.parent / "shared" / "bench"
 
 
+def _quick_bench() -> Path:
+    """A folder with one small generated collection (a garage's repair jobs), for ``--quick``."""
+    folder = Path(tempfile.mkdtemp(prefix="argus-stability-"))
+    rng = random.Random(3)
+    jobs = [{"job_id": f"J{i:05d}", "bay": rng.choice(["A", "B", "C"]), "hours": round(rng.uniform(0.5, 9), 1),
+             "parts": rng.randint(0, 12), "mechanic_email": f"m{i % 40}@garage.example"} for i in range(400)]
+    (folder / "repairs.jsonl").write_text("".join(json_util.dumps(d) + "\n" for d in jobs), encoding="utf-8")
+    return folder
+
+
 def main(argv: list[str] | None = None) -> int:
     default = _default_bench()
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -75,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="audits per collection (default 5)")
     parser.add_argument("--only", nargs="+", default=None, metavar="NAME", help="only these collections")
     parser.add_argument("--strict", action="store_true", help="exit 1 when any finding differs between runs")
+    parser.add_argument("--quick", action="store_true", help="CI: a small generated collection, 2 runs")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.bench, args.runs = _quick_bench(), 2
     if args.runs < 2:
         parser.error("--runs must be at least 2 (stability compares runs)")
     files = sorted(args.bench.glob("*.jsonl")) if args.bench.is_dir() else []
@@ -83,8 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         files = [f for f in files if f.name.removesuffix(".jsonl") in args.only]
     if not files:
         what = f"no collection named {', '.join(args.only)} in" if args.only else "no *.jsonl collections in"
-        print(f"stability: {what} {args.bench}: nothing measured (give the bench folder as the first argument)",
-              file=sys.stderr)
+        print(f"stability: {what} {args.bench}: nothing measured (give the bench folder as the first argument; "
+              f"see README)", file=sys.stderr)
         return 1
     configure_logging("WARNING")
     started = time.perf_counter()

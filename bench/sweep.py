@@ -45,7 +45,7 @@ from daemon.logs import configure_logging  # noqa: E402
 from daemon.sources import load_jsonl  # noqa: E402
 
 RATES = (0.001, 0.005, 0.02, 0.05, 0.10, 0.20, 0.30)
-QUICK_RATES = (0.005, 0.05, 0.20)
+QUICK_RATES = (0.02, 0.20)
 COUNT_TOLERANCE = 0.10  # relative
 COUNT_SLACK = 1  # documents: 1 of 3 planted is not found
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=3000, help="documents per collection (default 3000)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--quick", action="store_true", help=f"CI: 600 documents, rates "
+    parser.add_argument("--quick", action="store_true", help=f"CI: 400 documents, rates "
                                                              f"{', '.join(map(_rate_label, QUICK_RATES))}")
     parser.add_argument("--kinds", nargs="+", choices=sorted(DEFECTS), default=None, help="only these defect kinds")
     parser.add_argument("--rates", nargs="+", type=float, default=None, help="fractions, e.g. 0.02 0.2")
@@ -273,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 unless every cell is found, no clean field "
                                                               "is flagged and the control is silent")
     args = parser.parse_args(argv)
-    size = 600 if args.quick and args.size == 3000 else args.size
+    size = 400 if args.quick and args.size == 3000 else args.size
     rates = tuple(args.rates) if args.rates else (QUICK_RATES if args.quick else RATES)
     if size < 20 or any(not 0 < r < 0.5 for r in rates):
         parser.error("--size must be at least 20 and every rate between 0 and 0.5")
