@@ -1,9 +1,11 @@
 """Cross-run memory: what earlier audits of the same collection found, dismissed and were told.
 
 ``HistoricalContext`` is built from the last N runs of one collection (the store loads them) and
-user labels. Planners read it: persistent patterns are re-checked first; a pattern users marked
-as a false positive is not reported again unless its affected share grows past the configured
-factor. ``render()`` gives the bounded text block an LLM planner sees.
+user labels. Planners read it: patterns of earlier runs are re-checked first; a pattern users
+marked as a false positive is not reported again unless its affected share grows past the
+configured factor; ``healthy`` holds what each field looked like in the latest run that found
+nothing wrong with it, a baseline a growing defect cannot move. ``render()`` gives the bounded
+text block an LLM planner sees.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field
 
 from agent.findings import Category, Severity
-from agent.health.models import HealthSnapshot
+from agent.health.models import FieldHealth, HealthSnapshot
 
 __all__ = [
     "DiffEntry",
@@ -92,6 +94,7 @@ class PastRun(BaseModel):
     started_at: datetime
     outcome: str
     findings: list[PastFinding] = Field(default_factory=list)
+    health: HealthSnapshot | None = Field(None, description="the run's health measurements, if kept")
 
 
 class LabelSummary(BaseModel):
@@ -135,6 +138,13 @@ class HistoricalContext(BaseModel):
     one_off: list[Pattern] = Field(default_factory=list)
     dismissed: list[Pattern] = Field(default_factory=list, description="dismissed by a gate in the latest run seen")
     labels: dict[str, LabelSummary] = Field(default_factory=dict, description="fingerprint -> users' verdicts")
+    healthy: dict[str, FieldHealth] = Field(
+        default_factory=dict,
+        description="field -> its health measurements (type and null shares, quantiles unless strict) in the "
+                    "latest run of the window that succeeded and committed no finding on it: what the field looked "
+                    "like when healthy. A field flagged in every run has none. A planner compares today's sample "
+                    "with it (a type share or a fence that moved since) instead of with statistics the defect "
+                    "itself has moved")
     growth_factor: float = 1.5
     health: list[HealthSnapshot] = Field(default_factory=list, description="earlier runs' health, oldest first")
 
@@ -161,6 +171,10 @@ class HistoricalContext(BaseModel):
         if self.persistent:
             lines.append("Persistent patterns (re-check these first):")
             lines += [_line(p) for p in self.persistent]
+        flagged = sorted({p.field for p in [*self.persistent, *self.one_off]} & self.healthy.keys())
+        if flagged:
+            lines.append("Flagged fields when they were last healthy (compare today's sample with these):")
+            lines += [f"- {name}: {_health_line(self.healthy[name])}" for name in flagged]
         fps = {fp: lab for fp, lab in self.labels.items() if lab.verdict == "false_positive"}
         if fps:
             lines.append("Marked false positive by users (do not report again unless the share grows "
@@ -224,4 +238,27 @@ def build_context(runs: list[PastRun], labels: dict[str, LabelSummary], *, drift
     key = lambda p: (-p.runs_seen, p.field, p.category.value)  # noqa: E731
     return HistoricalContext(runs_considered=len(ordered), persistent=sorted(persistent, key=key),
                              one_off=sorted(one_off, key=key), dismissed=sorted(dismissed, key=key),
-                             labels=labels, growth_factor=growth_factor)
+                             labels=labels, healthy=_healthy(ordered), growth_factor=growth_factor)
+
+
+def _healthy(ordered: list[PastRun]) -> dict[str, FieldHealth]:
+    """Each field's measurements from the latest succeeded run (of ``ordered``, oldest first) that
+    committed no finding on it."""
+    out: dict[str, FieldHealth] = {}
+    for run in reversed(ordered):
+        if run.outcome != "succeeded" or run.health is None:
+            continue
+        flagged = {f.field for f in run.findings if not f.dismissed}
+        for field in run.health.fields:
+            if field.path not in flagged:
+                out.setdefault(field.path, field)
+    return out
+
+
+def _health_line(f: FieldHealth) -> str:
+    """``int 100%, null 0.0%, p05..p95 10..90``: shares, and quantiles where the privacy mode kept them."""
+    parts = [", ".join(f"{t} {share:.0%}" for t, share in sorted(f.types.items(), key=lambda kv: -kv[1]))]
+    parts.append(f"null {f.null_share:.1%}")
+    if "p05" in f.quantiles and "p95" in f.quantiles:
+        parts.append(f"p05..p95 {f.quantiles['p05']:g}..{f.quantiles['p95']:g}")
+    return ", ".join(p for p in parts if p)

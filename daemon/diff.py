@@ -1,14 +1,18 @@
 """A run compared with the previous successful run of the same collection.
 
 Patterns are matched by fingerprint. ``regressed``: severity went up, or the affected share grew
-by more than the growth factor. ``improved``: the reverse. ``resolved`` is reported only when the
-current run succeeded: a partial run did not look everywhere, so absence proves nothing. A pattern
-gone because users labelled it a false positive is ``suppressed``, not ``resolved``: the data was
-not fixed, the planner was told to stop reporting it.
+by more than the growth factor since the previous run, or it grew since the previous run and
+stands above the growth factor times the smallest share the pattern had in the earlier runs
+(``baseline``): a defect creeping up by less than the factor per run is regressed too, not
+persisting. ``improved``: severity went down or the share shrank by the factor. ``resolved`` is
+reported only when the current run succeeded: a partial run did not look everywhere, so absence
+proves nothing. A pattern gone because users labelled it a false positive is ``suppressed``, not
+``resolved``: the data was not fixed, the planner was told to stop reporting it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from uuid import UUID
 
 from agent.history import DiffEntry, DiffStatus, PastFinding, RunDiff, fingerprint
@@ -18,8 +22,9 @@ __all__ = ["diff_report"]
 
 def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, previous_run_id: UUID | None,
                 growth_factor: float = 1.5, newly_persistent: frozenset[str] = frozenset(),
-                suppressed: frozenset[str] = frozenset()) -> RunDiff:
-    """Compare ``report`` with the committed findings of the previous successful run (None: no such run)."""
+                suppressed: frozenset[str] = frozenset(), baseline: Mapping[str, float] | None = None) -> RunDiff:
+    """Compare ``report`` with the committed findings of the previous successful run (None: no such run);
+    ``baseline``: fingerprint -> the smallest share the pattern was committed at in earlier runs."""
     before = {f.fingerprint: f for f in (previous or []) if not f.dismissed}
     entries: list[DiffEntry] = []
     for f in report.findings:
@@ -28,7 +33,8 @@ def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, prev
         status: DiffStatus
         if old is None:
             status = "new"
-        elif f.severity.rank > old.severity.rank or f.affected_pct > old.affected_pct * growth_factor:
+        elif f.severity.rank > old.severity.rank or _grew(f.affected_pct, old.affected_pct,
+                                                          (baseline or {}).get(fp, old.affected_pct), growth_factor):
             status = "regressed"
         elif f.severity.rank < old.severity.rank or f.affected_pct * growth_factor < old.affected_pct:
             status = "improved"
@@ -47,3 +53,8 @@ def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, prev
                                      severity=old.severity, previous_severity=old.severity, affected_count=0,
                                      affected_pct=0.0, previous_affected_pct=old.affected_pct))
     return RunDiff(previous_run_id=previous_run_id, complete=complete, entries=entries)
+
+
+def _grew(share: float, previous: float, smallest: float, factor: float) -> bool:
+    """Up since the previous run, and by more than ``factor`` over the smallest share seen (or the previous)."""
+    return share > previous and share > min(previous, smallest) * factor

@@ -286,9 +286,10 @@ class PostgresStore:
     # --- writing -------------------------------------------------------------------------------
 
     def save_report(self, report: AuditReport, *, growth_factor: float = 1.5, alerts: AlertPolicy | None = None,
-                    now: datetime | None = None) -> AuditReport:
+                    now: datetime | None = None, baseline_runs: int = 10) -> AuditReport:
         """Store ``report`` in one transaction and return it with its diff attached. With an alert
-        ``policy``, the alerts it asks for go into the outbox in the same transaction."""
+        ``policy``, the alerts it asks for go into the outbox in the same transaction. A pattern's
+        growth is also measured against its smallest share in the last ``baseline_runs`` successful runs."""
         ref = CollectionRef(report.connection, report.database, report.collection)
         log.info("report_storing", run_id=str(report.run_id), collection=str(ref), findings=len(report.findings))
         with self._conn() as conn, conn.transaction():
@@ -306,7 +307,8 @@ class PostgresStore:
             newly = self._touch_patterns(conn, ref, report)
             report = report.model_copy(update={"diff": diff_report(
                 report, previous, previous_run_id=previous_id, growth_factor=growth_factor,
-                newly_persistent=frozenset(newly), suppressed=self._false_positives(conn, ref))})
+                newly_persistent=frozenset(newly), suppressed=self._false_positives(conn, ref),
+                baseline=self._smallest_shares(conn, ref, report.started_at, baseline_runs))})
             self._insert(conn, report)
             queued = self._queue_alerts(conn, report, alerts, now or report.finished_at) if alerts else 0
         log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome,
@@ -451,6 +453,17 @@ class PostgresStore:
             return None, None
         return row[0], self._past_findings(conn, [row[0]]).get(row[0], [])
 
+    @staticmethod
+    def _smallest_shares(conn: psycopg.Connection[Any], ref: CollectionRef, before: datetime,
+                         runs: int) -> dict[str, float]:
+        """Fingerprint -> the smallest share committed in the last ``runs`` successful runs before ``before``."""
+        return dict(conn.execute(
+            """select f.fingerprint, min(f.affected_pct) from findings f
+               where f.run_id in (select id from runs where connection = %s and database = %s and collection = %s
+                                      and outcome = 'succeeded' and started_at < %s
+                                  order by started_at desc limit %s)
+               group by f.fingerprint""", (*ref, before, runs)).fetchall())
+
     def _past_findings(self, conn: psycopg.Connection[Any], run_ids: list[UUID]) -> dict[UUID, list[PastFinding]]:
         out: dict[UUID, list[PastFinding]] = {r: [] for r in run_ids}
         for run_id, fp, field, category, severity, count, share, evidence in conn.execute(
@@ -483,8 +496,10 @@ class PostgresStore:
         and the health measured by the last ``health_runs`` runs."""
         with self._conn() as conn:
             rows = conn.execute(
-                """select id, started_at, outcome from runs where connection = %s and database = %s
-                       and collection = %s and outcome <> 'failed' order by started_at desc limit %s""",
+                """select r.id, r.started_at, r.outcome, h.snapshot from runs r
+                       left join run_health h on h.run_id = r.id
+                   where r.connection = %s and r.database = %s and r.collection = %s and r.outcome <> 'failed'
+                   order by r.started_at desc limit %s""",
                 (*ref, runs)).fetchall()
             found = self._past_findings(conn, [r[0] for r in rows]) if rows else {}
             labels: dict[str, LabelSummary] = {}
@@ -501,7 +516,8 @@ class PostgresStore:
             health = [HealthSnapshot.model_validate(row[0]) for row in conn.execute(
                 """select snapshot from run_health where connection = %s and database = %s and collection = %s
                        order by at desc limit %s""", (*ref, health_runs))]
-        past = [PastRun(run_id=r[0], started_at=r[1], outcome=r[2], findings=found.get(r[0], [])) for r in rows]
+        past = [PastRun(run_id=r[0], started_at=r[1], outcome=r[2], findings=found.get(r[0], []),
+                        health=HealthSnapshot.model_validate(r[3]) if r[3] else None) for r in rows]
         context = build_context(past, labels, drift_tolerance=drift_tolerance, growth_factor=growth_factor)
         return context.model_copy(update={"health": health[::-1]})
 

@@ -234,7 +234,7 @@ def test_persistent_patterns_are_replayed_without_a_model_call(kind: str, make_t
     setup = make_planner(kind, llm=settings)  # type: ignore[arg-type]
     report = run_audit(make_target(DOCS, name="ages"), setup.planner, gates=setup.gates, llm=setup.account,
                        historical_context=build_context(runs, {}))
-    assert [e.action for e in report.trace][:3] == ["schema_sample", "run_query", "write_finding"]
+    assert [e.action for e in report.trace][:3] == ["schema_sample", "count_many", "write_finding"]
     assert report.trace[2].outcome == "committed"
 
 

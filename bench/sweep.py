@@ -1,0 +1,341 @@
+#!/usr/bin/env python3
+"""Dose-response benchmark: does a defect stay found as it grows, and does clean data stay quiet?
+
+Usage: python bench/sweep.py [--size 3000] [--seed 7] [--quick] [--kinds KIND ...] [--rates R ...] [--strict]
+
+Generates its own collections (a clinic's appointments, a fleet's trips, a library's loans), each
+with exactly one planted defect of one kind on one field, at each rate, plus a clean copy of every
+domain as the control. The clean data has heavy tails, optional fields, rare but well-formed
+categories and dates in the future in fields of future events (``due_date``, ``expires_at``).
+Each collection is written as Extended JSON lines and audited in-process exactly as
+``argus audit --file`` does it (heuristic planner wrapped as the CLI wraps it, in-memory engine).
+
+Prints the matrix (kind x rate), the false positives on clean fields and the control's findings.
+Exit status: 0 when it measured, 1 when no audit produced a report (nothing was measured), and
+with ``--strict`` also 1 when a cell is missed, a clean field is flagged or the control speaks.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+# Run as `python bench/sweep.py`, sys.path[0] is bench/, where bench/daemon.py would shadow the
+# `daemon` package: drop that folder and make sure the repository root comes first.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
+
+import argparse  # noqa: E402
+import math  # noqa: E402
+import random  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from datetime import UTC, datetime, timedelta  # noqa: E402
+from typing import Any  # noqa: E402
+
+from bson import json_util  # noqa: E402
+
+from agent.loop import run_audit  # noqa: E402
+from agent.planners.factory import make_planner  # noqa: E402
+from agent.report import AuditReport  # noqa: E402
+from config.settings import Settings  # noqa: E402
+from daemon.logs import configure_logging  # noqa: E402
+from daemon.sources import load_jsonl  # noqa: E402
+
+RATES = (0.001, 0.005, 0.02, 0.05, 0.10, 0.20, 0.30)
+QUICK_RATES = (0.02, 0.20)
+COUNT_TOLERANCE = 0.10  # relative
+COUNT_SLACK = 1  # documents: 1 of 3 planted is not found
+NOW = datetime.now(UTC).replace(microsecond=0)
+
+Doc = dict[str, Any]
+
+# --- clean domains ----------------------------------------------------------------------------
+
+_FIRST = ["ana", "ben", "chloe", "dev", "emeka", "fatima", "goran", "hana", "ivan", "jun", "kofi", "lena", "mateo",
+          "nora", "omar", "priya", "quinn", "rosa", "sven", "tariq", "uma", "vera", "wei", "ximena", "yusuf", "zoe"]
+_LAST = ["ito", "khan", "lopez", "muller", "novak", "okafor", "petrov", "rossi", "silva", "tanaka", "weber", "zhang"]
+_MAIL = ["mail.org", "post.net", "inbox.io", "clinic-mail.com"]
+
+
+def _name(rng: random.Random) -> str:
+    return f"{rng.choice(_FIRST).title()} {rng.choice(_LAST).title()}"
+
+
+def _email(rng: random.Random, i: int) -> str:
+    return f"{rng.choice(_FIRST)}.{rng.choice(_LAST)}{i}@{rng.choice(_MAIL)}"
+
+
+def _phone(rng: random.Random) -> str:
+    country, area, exchange = rng.choice([1, 33, 44, 49]), rng.randint(200, 989), rng.randint(200, 989)
+    return f"+{country} ({area}) {exchange}-{rng.randint(0, 9999):04d}"
+
+
+def _past(rng: random.Random, days: int = 3 * 365) -> datetime:
+    return NOW - timedelta(days=rng.uniform(1, days), seconds=rng.randint(0, 86_399))
+
+
+def _money(rng: random.Random, median: float, sigma: float = 1.0) -> float:
+    return round(math.exp(rng.gauss(math.log(median), sigma)), 2)  # log-normal: a heavy right tail
+
+
+def appointments(rng: random.Random, n: int) -> list[Doc]:
+    """A clinic's appointments."""
+    docs = []
+    for i in range(n):
+        status = rng.choices(["completed", "scheduled", "cancelled", "no_show", "rescheduled"],
+                             weights=[60, 25, 10, 4, 1])[0]
+        doc: Doc = {"appointment_id": f"APT-{i:07d}", "patient_email": _email(rng, i), "patient_phone": _phone(rng),
+                    "status": status, "visited_at": _past(rng), "fee": _money(rng, 80.0, 0.9),
+                    "duration_min": rng.choice([10, 15, 20, 30, 45, 60, 90]), "clinician": _name(rng)}
+        if rng.random() < 0.35:
+            doc["follow_up_due"] = NOW + timedelta(days=rng.uniform(1, 400))
+        if rng.random() < 0.2:
+            doc["notes"] = rng.choice(["fasting", "interpreter", "wheelchair", "allergy: latex", "first visit"])
+        docs.append(doc)
+    return docs
+
+
+def trips(rng: random.Random, n: int) -> list[Doc]:
+    """A fleet's trips."""
+    docs = []
+    for i in range(n):
+        distance = round(rng.paretovariate(1.6) * 3.0, 1)  # Pareto: a few very long trips
+        doc: Doc = {"trip_id": f"TRP{i:08d}", "vehicle_id": f"VH-{rng.randint(1, 400):04d}",
+                    "driver_email": _email(rng, i), "started_at": _past(rng, 2 * 365),
+                    "distance_km": distance, "fare": _money(rng, 25.0, 1.1),
+                    "passengers": rng.choices([1, 2, 3, 4, 5, 6], weights=[55, 25, 10, 6, 3, 1])[0],
+                    "vehicle_class": rng.choices(["sedan", "van", "suv", "limousine"], weights=[70, 18, 11, 1])[0]}
+        if rng.random() < 0.5:
+            doc["tip"] = _money(rng, 4.0, 0.8)
+        if rng.random() < 0.3:
+            doc["promo_code"] = f"PR{rng.randint(100, 999)}"
+        docs.append(doc)
+    return docs
+
+
+def loans(rng: random.Random, n: int) -> list[Doc]:
+    """A library's loans."""
+    docs = []
+    for i in range(n):
+        borrowed = _past(rng, 400)
+        doc: Doc = {"loan_id": f"L-{i:06d}-{rng.randint(10, 99)}", "member_name": _name(rng),
+                    "member_phone": _phone(rng), "borrowed_at": borrowed,
+                    "due_date": borrowed + timedelta(days=rng.choice([14, 21, 28, 400, 800])),
+                    "copies": rng.choices([1, 2, 3, 5, 12], weights=[80, 12, 5, 2, 1])[0],
+                    "format": rng.choices(["hardcover", "paperback", "ebook", "audiobook", "dvd"],
+                                          weights=[40, 35, 15, 9, 1])[0],
+                    "card_expires_at": NOW + timedelta(days=rng.uniform(-30, 3 * 365))}
+        if rng.random() < 0.25:
+            doc["late_fee"] = _money(rng, 2.5, 1.2)
+        docs.append(doc)
+    return docs
+
+
+DOMAINS: dict[str, Callable[[random.Random, int], list[Doc]]] = {
+    "appointments": appointments, "trips": trips, "loans": loans}
+
+# --- defects ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Defect:
+    kind: str
+    domain: str
+    field: str
+    categories: frozenset[str]
+    corrupt: Callable[[random.Random, Doc, int, list[Doc]], None]
+    truth_is_groups: bool = False  # duplicates: every document of a duplicated value counts
+
+
+def _set(field: str, make: Callable[[random.Random, Doc], Any]) -> Callable[[random.Random, Doc, int, list[Doc]], None]:
+    def corrupt(rng: random.Random, doc: Doc, i: int, docs: list[Doc]) -> None:
+        doc[field] = make(rng, doc)
+    return corrupt
+
+
+def _bad_email(rng: random.Random, doc: Doc) -> str:
+    user = doc["driver_email"].split("@")[0]
+    return rng.choice([f"{user}.mail.org", f"{user}@", f"{user} at mail.org", f"@{user}", f"{user}@@post.net"])
+
+
+def _bad_phone(rng: random.Random, doc: Doc) -> str:
+    digits = "".join(c for c in doc["member_phone"] if c.isdigit())
+    return rng.choice([digits, f"+{digits}", f"({digits[:3]} {digits[3:]}", f"++{digits[:2]} ({digits[2:5]}",
+                       f"{digits[:6]}"])
+
+
+def _enum_variant(rng: random.Random, doc: Doc) -> str:
+    status = doc["status"]
+    return rng.choice([status.upper(), status.title(), status.replace("e", "", 1) + "e", status[:-1],
+                       {"completed": "compelted", "scheduled": "sheduled", "cancelled": "canceled",
+                        "no_show": "no-show", "rescheduled": "re-scheduled"}[status]])
+
+
+def _duplicate(rng: random.Random, doc: Doc, i: int, docs: list[Doc]) -> None:
+    doc["trip_id"] = docs[i - 1]["trip_id"]  # the previous document is never corrupted (see _plant)
+
+
+DEFECTS: dict[str, Defect] = {d.kind: d for d in [
+    Defect("negative_amount", "trips", "fare", frozenset({"outlier_value"}),
+           _set("fare", lambda r, d: -d["fare"])),
+    Defect("future_past_date", "appointments", "visited_at", frozenset({"outlier_value"}),
+           _set("visited_at", lambda r, d: NOW + timedelta(days=r.uniform(30, 3 * 365)))),
+    Defect("number_as_string", "loans", "copies", frozenset({"type_mismatch"}),
+           _set("copies", lambda r, d: str(d["copies"]))),
+    Defect("enum_variant", "appointments", "status", frozenset({"enum_violation", "format_violation"}),
+           _set("status", _enum_variant)),
+    Defect("bad_email", "trips", "driver_email", frozenset({"format_violation"}), _set("driver_email", _bad_email)),
+    Defect("bad_phone", "loans", "member_phone", frozenset({"format_violation"}), _set("member_phone", _bad_phone)),
+    Defect("required_null", "trips", "vehicle_id", frozenset({"null_rate"}), _set("vehicle_id", lambda r, d: None)),
+    Defect("placeholder", "loans", "member_name", frozenset({"empty_value"}),
+           _set("member_name", lambda r, d: r.choice(["N/A", "n/a", "TBD", "-", "unknown", "none", "?"]))),
+    Defect("duplicate_key", "trips", "trip_id", frozenset({"duplicate_value"}), _duplicate, truth_is_groups=True),
+    Defect("impossible_count", "appointments", "duration_min", frozenset({"outlier_value"}),
+           _set("duration_min", lambda r, d: r.choice([-30, -15, 0, 1440 * 7, 99_999]))),
+]}
+
+
+def _plant(defect: Defect, rate: float, size: int, seed: int) -> tuple[list[Doc], int]:
+    """The domain's clean documents with ``rate`` of them corrupted; returns them and the true count."""
+    rng = random.Random(f"{seed}:{defect.kind}:{rate}")
+    docs = DOMAINS[defect.domain](rng, size)
+    planted = max(1, round(rate * size))
+    # Odd positions only, so a duplicate's original (the even document before it) stays intact.
+    positions = rng.sample(range(1, size, 2), min(planted, size // 2))
+    for i in positions:
+        defect.corrupt(rng, docs[i], i, docs)
+    return docs, len(positions) * (2 if defect.truth_is_groups else 1)
+
+
+# --- auditing and scoring -------------------------------------------------------------------------
+
+
+def _audit(docs: list[Doc], name: str, folder: Path) -> tuple[AuditReport, float]:
+    """Audit ``docs`` as ``argus audit --file NAME.jsonl`` would (no store), in this process."""
+    path = folder / f"{name}.jsonl"
+    path.write_text("".join(json_util.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    options = Settings().audit_options()
+    t0 = time.perf_counter()
+    target = load_jsonl(path, max_time_ms=options.max_time_ms)
+    report = run_audit(target, make_planner("heuristic").planner, options=options)
+    return report, time.perf_counter() - t0
+
+
+def count_ok(found: int, truth: int) -> bool:
+    return abs(found - truth) <= max(COUNT_SLACK, COUNT_TOLERANCE * truth)
+
+
+@dataclass
+class Cell:
+    kind: str
+    rate: float
+    truth: int
+    found: bool
+    count: int | None  # the best matching finding's count (field and category match), None when none
+    off_target: list[str]  # findings on other (clean) fields: false positives
+    other_category: list[str]  # findings on the defect's field in a category that does not fit it
+    outcome: str
+    seconds: float
+
+    def text(self) -> str:
+        if self.outcome == "failed":
+            return "ERR"
+        mark = "Y" if self.found else ("c" if self.count is not None else "-")
+        return f"{mark} {self.count if self.count is not None else '·'}/{self.truth}"
+
+
+def _score(defect: Defect, rate: float, truth: int, report: AuditReport, seconds: float) -> Cell:
+    on_field = [f for f in report.findings if f.field == defect.field and f.category.value in defect.categories]
+    best = min(on_field, key=lambda f: abs(f.affected_count - truth), default=None)
+    off = [f"{f.field} {f.category.value} {f.affected_count}" for f in report.findings if f.field != defect.field]
+    other = [f"{f.field} {f.category.value} {f.affected_count}" for f in report.findings
+             if f.field == defect.field and f.category.value not in defect.categories]
+    return Cell(defect.kind, rate, truth, best is not None and count_ok(best.affected_count, truth),
+                best.affected_count if best else None, off, other, report.outcome, seconds)
+
+
+def _rate_label(rate: float) -> str:
+    return f"{rate * 100:g}%"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", type=int, default=3000, help="documents per collection (default 3000)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help=f"CI: 400 documents, rates "
+                                                             f"{', '.join(map(_rate_label, QUICK_RATES))}")
+    parser.add_argument("--kinds", nargs="+", choices=sorted(DEFECTS), default=None, help="only these defect kinds")
+    parser.add_argument("--rates", nargs="+", type=float, default=None, help="fractions, e.g. 0.02 0.2")
+    parser.add_argument("--no-control", action="store_true", help="skip the clean control collections")
+    parser.add_argument("--strict", action="store_true", help="exit 1 unless every cell is found, no clean field "
+                                                              "is flagged and the control is silent")
+    args = parser.parse_args(argv)
+    size = 400 if args.quick and args.size == 3000 else args.size
+    rates = tuple(args.rates) if args.rates else (QUICK_RATES if args.quick else RATES)
+    if size < 20 or any(not 0 < r < 0.5 for r in rates):
+        parser.error("--size must be at least 20 and every rate between 0 and 0.5")
+    kinds = args.kinds or list(DEFECTS)
+    configure_logging("WARNING")
+    folder = Path(tempfile.mkdtemp(prefix="argus-sweep-"))
+    started = time.perf_counter()
+
+    cells: dict[tuple[str, float], Cell] = {}
+    for kind in kinds:
+        defect = DEFECTS[kind]
+        for rate in rates:
+            docs, truth = _plant(defect, rate, size, args.seed)
+            report, seconds = _audit(docs, f"{defect.domain}_{kind}_{rate:g}", folder)
+            cells[(kind, rate)] = _score(defect, rate, truth, report, seconds)
+    control: dict[str, AuditReport] = {}
+    if not args.no_control:
+        for domain, make in DOMAINS.items():
+            control[domain], _ = _audit(make(random.Random(f"{args.seed}:control:{domain}"), size),
+                                        f"{domain}_clean", folder)
+
+    print(f"sweep: {size:,} documents per collection, seed {args.seed}, heuristic planner, in-memory engine")
+    print(f"found (Y) = a finding on the defect's field, in one of its categories, whose affected count is within "
+          f"max({COUNT_SLACK}, {COUNT_TOLERANCE:.0%}) of the truth;")
+    print("c = field and category match but the count is outside that tolerance; - = no such finding; "
+          "cells read 'count/truth'")
+    width = max(10, *(len(c.text()) + 1 for c in cells.values())) if cells else 10
+    print(f"{'kind':<18} {'field':<22}" + "".join(f"{_rate_label(r):>{width}}" for r in rates) + "   found")
+    for kind in kinds:
+        row = [cells[(kind, r)] for r in rates]
+        defect = DEFECTS[kind]
+        print(f"{kind:<18} {defect.domain + '.' + defect.field:<22}" + "".join(f"{c.text():>{width}}" for c in row)
+              + f"   {sum(c.found for c in row)}/{len(row)}")
+    found = sum(c.found for c in cells.values())
+    measured = [c for c in cells.values() if c.outcome != "failed"]
+    print(f"cells found: {found}/{len(cells)}")
+
+    false_positives = [(c, fp) for c in cells.values() for fp in c.off_target]
+    print(f"false positives on clean fields: {len(false_positives)}")
+    for c, fp in false_positives:
+        print(f"  {c.kind} at {_rate_label(c.rate)}: {fp}")
+    other_category = [(c, text) for c in cells.values() for text in c.other_category]
+    print(f"findings on the defect's field in another category (not counted as found): {len(other_category)}")
+    for c, text in other_category:
+        print(f"  {c.kind} at {_rate_label(c.rate)}: {text}")
+    speaking = [(d, f) for d, r in control.items() for f in r.findings]
+    if control:
+        print(f"control (clean {', '.join(control)}): {len(speaking)} findings")
+        for domain, f in speaking:
+            print(f"  {domain}.{f.field} {f.category.value} {f.severity.value} {f.affected_count}")
+    audits = len(cells) + len(control)
+    failed = [c for c in cells.values() if c.outcome == "failed"] + [r for r in control.values()
+                                                                    if r.outcome == "failed"]
+    print(f"audits: {audits} ({len(failed)} failed), {time.perf_counter() - started:.1f} s wall, "
+          f"{sum(c.seconds for c in cells.values()) / max(len(cells), 1):.2f} s per audit")
+    if not measured and not any(r.outcome != "failed" for r in control.values()):
+        print("sweep: nothing was measured (every audit failed)", file=sys.stderr)
+        return 1
+    if args.strict and (found < len(cells) or false_positives or speaking):
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

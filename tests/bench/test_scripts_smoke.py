@@ -1,0 +1,47 @@
+"""The benchmark scripts run as documented (`python bench/NAME.py` from the repository root)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from bson import json_util
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_sweep_prints_the_matrix_and_exits_zero_when_it_measured() -> None:
+    done = _run("bench/sweep.py", "--size", "200", "--kinds", "required_null", "--rates", "0.05", "--no-control")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("kind"))
+    assert header.split() == ["kind", "field", "5%", "found"]
+    row = next(line for line in lines if line.startswith("required_null"))
+    assert row.split()[1] == "trips.vehicle_id" and row.split()[-1] in ("0/1", "1/1")
+    assert any(line.startswith("false positives on clean fields: ") for line in lines)
+
+
+def test_sweep_refuses_rates_it_cannot_plant() -> None:
+    done = _run("bench/sweep.py", "--rates", "0.7")
+    assert done.returncode == 2 and "every rate between 0 and 0.5" in done.stderr
+
+
+def test_stability_prints_a_row_per_collection(tmp_path: Path) -> None:
+    docs = [{"visit_id": f"V{i:04d}", "ward": ["a", "b", "c"][i % 3], "minutes": 10 + i % 50} for i in range(150)]
+    (tmp_path / "visits.jsonl").write_text("\n".join(json_util.dumps(d) for d in docs))
+    done = _run("bench/stability.py", str(tmp_path), "--runs", "2")
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.strip()}
+    assert rows["collection"][:3] == ["collection", "findings", "differ"]
+    assert rows["visits"][2] == "0" and "2 succeeded" in " ".join(rows["visits"])
+
+
+def test_stability_without_a_bench_says_so_and_exits_one(tmp_path: Path) -> None:
+    done = _run("bench/stability.py", str(tmp_path / "missing"))
+    assert done.returncode == 1
+    assert "nothing measured" in done.stderr and done.stdout == ""
