@@ -337,8 +337,7 @@ def label(run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="run id (
                                                                              "positive; expected: a planned anomaly "
                                                                              "(volume, freshness, drift)")],
           note: Annotated[str | None, typer.Option(help="why, for whoever reads the history")] = None) -> None:
-    """Label a finding as a true or false positive, or an anomaly as expected; the next audits take it into
-    account."""
+    """Label a finding as a true or false positive, or an anomaly as expected; later audits take it into account."""
 
     def apply(st: PostgresStore) -> Label:
         run = st.find_run(run_id)
