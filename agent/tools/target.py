@@ -94,7 +94,12 @@ class AuditTarget:
         return self.ledger.summary()
 
     def _limit_ms(self) -> int:
+        """A server's query gets ``max_time_ms`` (it protects the server), cut to the run's remaining
+        time. The in-memory engine is Argus's own process, with no server to protect: its queries
+        get the run's remaining time, so one batched pass over a wide file is not cut at 10 s."""
         cap = self._time_cap()
+        if self.in_memory and cap is not None:
+            return max(1, cap)
         return max(1, min(self.max_time_ms, cap)) if cap is not None else self.max_time_ms
 
     def find(self, query: Mapping[str, Any], projection: Mapping[str, Any] | None, limit: int) -> list[Any]:

@@ -39,3 +39,15 @@ def test_answers_and_errors_come_back_as_they_would_inline(make_target: Callable
         {"_id": "x", "n": 25}, {"_id": "y", "n": 25}]
     with pytest.raises(ToolError, match="failed in the database engine"):
         target.count_documents({"t": {"$regex": "("}})
+
+
+@pytest.mark.parametrize(("in_memory", "expected_ms"), [(False, 10), (True, 60_000)])
+def test_the_in_memory_engine_gets_the_runs_remaining_time_a_server_its_max_time(
+        make_collection: Callable[..., Any], in_memory: bool, expected_ms: int) -> None:
+    from tests.conftest import RecordingCollection
+
+    recording = RecordingCollection(make_collection([{"k": 1}]))
+    target = AuditTarget(recording, max_time_ms=10, in_memory=in_memory)
+    target.cap_time_with(lambda: 60_000)
+    target.count_documents({"k": 1})
+    assert [kw.get("maxTimeMS") for op, kw in recording.calls if op == "count_documents"] == [expected_ms]
