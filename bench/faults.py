@@ -206,8 +206,10 @@ def measure(scene: Scene, dsn: str) -> Measured:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", help="run only these faults", default=None)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: the quickest fault only")
     args = parser.parse_args()
-    faults = [f for f in FAULTS if not args.only or f.name in args.only]
+    only = ["llm-filter-nested-200"] if args.quick and not args.only else args.only
+    faults = [f for f in FAULTS if not only or f.name in only]
     measured: list[Measured] = []
     with tempfile.TemporaryDirectory(prefix="argus-faults-") as scratch:
         pg = start_embedded(Path(scratch) / "pg")

@@ -95,13 +95,15 @@ def _measure(name: str, path: Path) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*", default=None, help="collection names to measure (e.g. orders wide)")
-    parser.add_argument("--quick", action="store_true", help="smaller generated collections (wide 500, long 20,000)")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: only small generated collections "
+                                                             "(wide 200 x 300 fields, long 5,000)")
     parser.add_argument("--bench-dir", type=Path, default=_HERE.parent.parent / "shared" / "bench")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON lines")
     args = parser.parse_args(argv)
     configure_logging("WARNING")
 
-    sources: dict[str, Path | None] = {p.stem: p for p in sorted(args.bench_dir.glob("*.jsonl"))}
+    sources: dict[str, Path | None] = {} if args.quick else {
+        p.stem: p for p in sorted(args.bench_dir.glob("*.jsonl"))}
     sources.update(wide=None, long=None)
     wanted = [n for n in sources if args.only is None or n in args.only]
     rows = []
@@ -110,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in wanted:
             path = sources[name]
             if path is None:
-                size = {"wide": 500 if args.quick else 5_000, "long": 20_000 if args.quick else 200_000}[name]
+                size = {"wide": 200 if args.quick else 5_000, "long": 5_000 if args.quick else 200_000}[name]
                 make = _wide if name == "wide" else _long
                 path = _write(Path(scratch) / f"{name}.jsonl", make(size, rng))
             row = _measure(name, path)

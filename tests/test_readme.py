@@ -43,7 +43,8 @@ _SKIPS: list[tuple[re.Pattern[str], str]] = [
      "sets up the environment this test already runs in (and needs the network)"),
     (re.compile(r"-m pytest"), "the test suite itself"),
     (re.compile(r"--uri\b|MONGODB_URI"), "needs a real MongoDB"),
-    (re.compile(r"--planner (llm|hybrid)|OPENAI_API_KEY|AZURE_OPENAI|ARGUS_LLM_|\bollama\b|\bvllm\b"),
+    (re.compile(r"--planner (llm|hybrid)|OPENAI_API_KEY|AZURE_OPENAI|ARGUS_LLM_|\bollama\b|\bvllm\b"
+                r"|^llama-server\b|llama_cpp\.server"),
      "needs a language model"),
     (re.compile(r"^(docker|kubectl)\b"), "needs Docker or Kubernetes"),
     (re.compile(r"^python3? bench/"), "a benchmark: tests/bench runs each bench script with --quick"),

@@ -83,7 +83,8 @@ def test_an_invalid_object_id_names_file_and_line(tmp_path: Path) -> None:
     path.write_text('{"_id": {"$oid": "5f0c"}, "a": 1}\n{"_id": {"$oid": "zz"}, "a": 2}\n')
     result = runner.invoke(app, ["audit", "--file", str(path), "--no-store"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == f"argus: error: {path}:1: not valid Extended JSON (InvalidId)"
+    assert result.stderr.strip() == (f"argus: error: {path}:1: not valid Extended JSON: an $oid must be "
+                                     f"24 hexadecimal characters")
 
 
 def test_a_directory_given_as_file_says_so(tmp_path: Path) -> None:

@@ -38,7 +38,7 @@ def test_a_report_with_a_filter_nested_200_levels_is_stored_and_counted(
     with psycopg.connect(pg_dsn) as conn:
         stored = conn.execute("select report->'trace'->-1->'action_input' from runs where id = %s",
                               (again.run_id,)).fetchone()
-    assert stored is not None and "<nested too deeply to store>" in str(stored[0])
+    assert stored is not None and "<nested" in str(stored[0])  # cut where the trace or the spool bounds depth
     assert runner.metrics.sample("argus_audit_runs_total", {"schedule": "orders", "outcome": "succeeded"}) == 2
     assert runner.last_reports["orders"].run_id == again.run_id and len(runner.spool) == 0
 

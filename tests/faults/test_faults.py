@@ -157,10 +157,12 @@ def test_every_broken_schedules_file_is_reported_and_the_next_good_edit_applies(
 
 def test_a_catastrophic_regex_in_memory_ends_within_the_run_budget(pg_dsn: str, tmp_path: Path,
                                                                    chat_server: Any) -> None:
-    server = chat_server([tool_reply("run_query", {"filter": {"email": {"$regex": "^(a+)+$"}}, "limit": 0})],
+    # Polynomial backtracking the guard lets through (it refuses the exponential kind, ^(a+)+$):
+    # hours on one 400-character value, in C, holding the interpreter lock.
+    server = chat_server([tool_reply("run_query", {"filter": {"email": {"$regex": "a.*a.*a.*a.*a.*b"}}, "limit": 0})],
                          default=tool_reply("conclude", {}))
     data = tmp_path / "orders.jsonl"
-    data.write_text("".join(f'{{"order_no": "O-{i}", "email": "{"a" * 40}!"}}\n' for i in range(20)))
+    data.write_text("".join(f'{{"order_no": "O-{i}", "email": "{"a" * 400}!"}}\n' for i in range(20)))
     path = tmp_path / "schedules.yaml"
     write_schedules(path, {"orders": data}, time_budget="4s", max_time_ms=600000, planner="llm",
                     llm={"model": "m", "base_url": server.base_url, "max_retries": 0})
