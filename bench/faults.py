@@ -132,8 +132,9 @@ def _llm_scene(scene: Scene, replies: list[Any], *, docs: str, budget: str, name
 
 
 def _catastrophic_regex(scene: Scene) -> None:
-    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "^(a+)+$"}}, "limit": 0})],
-               docs="".join(f'{{"order_no": "O-{i}", "email": "{"a" * 40}!"}}\n' for i in range(50)), budget="5s")
+    # Polynomial backtracking the guard lets through (it refuses the exponential kind, ^(a+)+$).
+    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "a.*a.*a.*a.*a.*b"}}, "limit": 0})],
+               docs="".join(f'{{"order_no": "O-{i}", "email": "{"a" * 400}!"}}\n' for i in range(50)), budget="5s")
 
 
 def _huge_unwind(scene: Scene) -> None:
