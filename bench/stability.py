@@ -29,10 +29,12 @@ import random  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
+import mongomock  # noqa: E402
 from bson import json_util  # noqa: E402
 
 from agent.loop import run_audit  # noqa: E402
 from agent.planners.factory import make_planner  # noqa: E402
+from agent.tools.target import AuditTarget  # noqa: E402
 from config.settings import Settings  # noqa: E402
 from daemon.logs import configure_logging  # noqa: E402
 from daemon.sources import load_jsonl  # noqa: E402
@@ -45,12 +47,18 @@ def _audit_runs(path: Path, runs: int) -> tuple[list[dict[Key, Seen]], list[str]
     """Each run's findings, each run's outcome, the load time and the mean audit time."""
     options = Settings().audit_options()
     t0 = time.perf_counter()
-    target = load_jsonl(path, max_time_ms=options.max_time_ms)
+    client = mongomock.MongoClient()
+    loaded_target = load_jsonl(path, max_time_ms=options.max_time_ms, client=client)
+    collection = client[loaded_target.database][loaded_target.name]
     loaded = time.perf_counter() - t0
     results: list[dict[Key, Seen]] = []
     outcomes: list[str] = []
     spent = 0.0
-    for _ in range(runs):
+    for run in range(runs):
+        # A different sample each run: the in-memory engine otherwise draws the same one (seeded by
+        # the namespace, so that unchanged data gives unchanged reports).
+        target = AuditTarget(collection, connection_name=loaded_target.connection_name,
+                             max_time_ms=options.max_time_ms, sample_seed=1000 + run)
         t1 = time.perf_counter()
         report = run_audit(target, make_planner("heuristic").planner, options=options)
         spent += time.perf_counter() - t1
