@@ -48,11 +48,12 @@ class DatabaseCost(BaseModel):
 
 
 def is_selective(query: Mapping[str, Any] | None) -> bool:
-    """A filter the ``_id`` index answers without visiting the collection: ``_id`` equality or ``$in``."""
+    """A filter the ``_id`` index answers without visiting the collection: ``_id`` equality, ``$in``
+    or a range (the health check counts documents newer than the last run's newest ``_id``)."""
     if not query or set(query) != {"_id"}:
         return False
     value = query["_id"]
-    return not isinstance(value, Mapping) or set(value) <= {"$eq", "$in"}
+    return not isinstance(value, Mapping) or set(value) <= {"$eq", "$in", "$gt", "$gte", "$lt", "$lte"}
 
 
 def pipeline_is_pass(pipeline: Sequence[Mapping[str, Any]]) -> bool:
