@@ -240,9 +240,10 @@ def test_persistent_patterns_are_replayed_without_a_model_call(kind: str, make_t
 
 def test_a_failed_answer_is_logged_without_its_values_even_in_full_privacy(make_target: Any, chat_server: Any,
                                                                             capsys: Any) -> None:
-    leaky = text_reply('I would count "user7@mail.org" and the age 999 next.')
+    leaky = text_reply('I would count "user7@mail.org" and the age 4417.25 next.')
     server = chat_server([leaky, *SCRIPT])
     report = _audit(make_target(DOCS), server, options=AuditOptions(privacy="full"))
     logged = capsys.readouterr().out
-    assert "llm_answer_invalid" in logged and "user7@mail.org" not in logged and "999" not in logged
-    assert report.trace[1].failed_answers == ['I would count "user7@mail.org" and the age 999 next.']
+    # A number with a decimal point: a run id or timestamp in the log cannot hold it by chance ("999" could).
+    assert "llm_answer_invalid" in logged and "user7@mail.org" not in logged and "4417.25" not in logged
+    assert report.trace[1].failed_answers == ['I would count "user7@mail.org" and the age 4417.25 next.']
