@@ -36,7 +36,7 @@ from pymongo.collection import Collection
 
 from agent.errors import QueryTimeout, TargetUnavailable, ToolError
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
-from agent.tools.engine_deadline import within
+from agent.tools.engine_deadline import honours_max_time, within
 
 __all__ = ["AuditTarget", "retry_after_ms"]
 
@@ -78,7 +78,7 @@ class AuditTarget:
         self.database = collection.database.name
         self.name = collection.name
         self.max_time_ms = max_time_ms
-        self.in_memory = _is_mongomock(collection) if in_memory is None else in_memory
+        self.in_memory = not honours_max_time(collection) if in_memory is None else in_memory
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
         self._probing = not self.in_memory
@@ -216,10 +216,6 @@ class _Retry(Exception):
 
     def wait_ms(self, attempt: int) -> int:
         return retry_after_ms(self.message, attempt - 1) if self.throttle else _FALLBACK_RETRY_MS * 2 ** attempt
-
-
-def _is_mongomock(collection: Any) -> bool:
-    return type(collection).__module__.startswith("mongomock")
 
 
 def _draw_in_memory(collection: Any, size: int, seed: int) -> list[Any]:
