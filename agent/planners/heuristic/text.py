@@ -1,7 +1,8 @@
 """String analysis: the field's format, and values that break its categorical domain.
 
-Enum violations are values that a frequent value explains: the same value in other case or
-spacing (``usd`` beside ``USD``), a near-miss spelling (``EURO``, ``acuxe care hospitals``), or,
+Enum violations are values that a frequent value explains: the same value in other case,
+spacing or separators (``usd`` beside ``USD``, ``no-show`` beside ``no_show``), a near-miss
+spelling (``EURO``, ``acuxe care hospitals``, ``compelted``), or,
 when the field has a small dominant set, a rare value of a different kind (``$`` among
 three-letter codes). A rare value that looks like the others (``diamond`` beside ``gold``) is a
 legitimate category, and codes that differ only in digits (``SKU-0062``, ``SKU-0063``) are
@@ -19,6 +20,7 @@ from agent.tools.models import StringStats
 __all__ = ["FormatSpec", "enum_violations", "is_variant", "string_format"]
 
 VARIANT_RATIO = 2          # a misspelling's explaining value must be at least this many times more frequent
+ANAGRAM_MIN = 5            # shorter words are too often each other's anagrams (``stop``/``spot``)
 CASE_RATIO = 1.5           # ... and a case or spacing variant's (a minority of any size still is one)
 DOMINANCE_BREAK = 8        # a drop in frequency this steep separates the dominant set from the tail
 TAIL_SHARE = 0.05          # ... when the tail holds at most this share of the values
@@ -29,12 +31,22 @@ UNIT_SHARE = 0.5           # numbers-with-units when at least half the values ar
 UNIT_KINDS = 20            # ... with at most this many distinct unit texts
 
 _SPACES = re.compile(r"\s+")
+_SEPARATORS = re.compile(r"[\s_\-]+")
 _TOKENS = re.compile(r"[^\W_]+")
 _DIGITS = re.compile(r"\d")
 
 
 def _normal(text: str) -> str:
     return _SPACES.sub(" ", text.strip()).casefold()
+
+
+def _joined(text: str) -> str:
+    """``text`` without word separators: ``no-show``, ``no_show`` and ``No Show`` are one value."""
+    return _SEPARATORS.sub("", text).casefold()
+
+
+def _letters(text: str) -> str:
+    return "".join(sorted(text.casefold()))
 
 
 def _classes(text: str) -> frozenset[str]:
@@ -56,22 +68,27 @@ def _classes(text: str) -> frozenset[str]:
 
 
 def _distance_within(a: str, b: str, limit: int) -> bool:
-    """Levenshtein distance of ``a`` and ``b`` is at most ``limit`` (banded, exits early)."""
+    """The edit distance of ``a`` and ``b`` is at most ``limit``; swapping two neighbouring
+    characters is one edit (``compelted``), as a typist makes it (banded, exits early)."""
     if abs(len(a) - len(b)) > limit:
         return False
     if len(a) > len(b):
         a, b = b, a
+    far = limit + 1
+    before: list[int] = []
     prev = list(range(len(b) + 1))
     for i, ca in enumerate(a, 1):
         lo, hi = max(1, i - limit), min(len(b), i + limit)
-        cur = [limit + 1] * (len(b) + 1)
+        cur = [far] * (len(b) + 1)
         cur[0] = i
         for j in range(lo, hi + 1):
             cost = 0 if ca == b[j - 1] else 1
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-        if min(cur[lo:hi + 1], default=limit + 1) > limit and cur[0] > limit:
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == b[j - 1]:
+                cur[j] = min(cur[j], before[j - 2] + 1)
+        if min(cur[lo:hi + 1], default=far) > limit and cur[0] > limit:
             return False
-        prev = cur
+        before, prev = prev, cur
     return prev[len(b)] <= limit
 
 
@@ -79,19 +96,25 @@ def is_variant(value: str, frequent: str, *, short_substitutions: bool = False, 
     """Why ``value`` looks like a corrupted ``frequent`` (``"case or spacing"``/``"spelling"``), or None.
 
     About one edit per ten characters counts as a misspelling, one per six for a value seen only
-    once or twice (``once``): typos are idiosyncratic, a rare real category recurs. Codes of three characters or
-    fewer are one substitution away from each other (``AR``/``AZ``), so for them a substitution
-    counts only when the caller knows ``value`` is a rare outsider (``short_substitutions``).
+    once or twice (``once``): typos are idiosyncratic, a rare real category recurs. The same letters
+    in another order (``compltede``, ``schdulede``) are a typist's slip up to one edit in three
+    characters: real words that are anagrams of each other are rarely that close. Codes of three
+    characters or fewer are one substitution away from each other (``AR``/``AZ``), so for them a
+    substitution counts only when the caller knows ``value`` is a rare outsider (``short_substitutions``).
     """
     if value == frequent:
         return None
     a, b = _normal(value), _normal(frequent)
     if a == b:
         return "case or spacing"
+    if _joined(value) == _joined(frequent):
+        return "punctuation"
     if _DIGITS.sub("", value) == _DIGITS.sub("", frequent):
         return None  # differs only in digits: another code, not a typo
     if len(b) <= 3 and len(a) == len(b) and not short_substitutions:
         return None
+    if len(b) >= ANAGRAM_MIN and _letters(a) == _letters(b) and _distance_within(a, b, len(b) // 3):
+        return "spelling"
     limit = max(1, len(b) // (6 if once else 10))
     return "spelling" if _distance_within(a, b, limit) else None
 

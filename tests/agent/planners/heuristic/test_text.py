@@ -77,3 +77,21 @@ def test_recombined_words_are_real_values_not_typos() -> None:
 def test_a_typo_introduces_a_word_the_field_never_uses() -> None:
     counts = [("Jo Fox", 20), ("Jo Fxx", 1), ("Bo Berg", 18)]
     assert enum_violations(counts) == {"Jo Fxx": "spelling"}
+
+
+def test_swapped_and_shuffled_letters_are_misspellings() -> None:
+    counts = [("completed", 1252), ("scheduled", 523), ("cancelled", 205), ("compelted", 127), ("compltede", 88),
+              ("schdulede", 43), ("cancllede", 9), ("rescheduled", 20), ("rschedulede", 3)]
+    assert set(enum_violations(counts)) == {"compelted", "compltede", "schdulede", "cancllede", "rschedulede"}
+
+
+def test_separator_variants_are_one_value() -> None:
+    found = enum_violations([("no_show", 100), ("completed", 900), ("no-show", 6), ("No Show", 2), ("ebook", 50),
+                             ("e-book", 4)])
+    assert found == {"no-show": "punctuation", "No Show": "punctuation", "e-book": "punctuation"}
+
+
+def test_real_words_a_few_letters_apart_stay_categories() -> None:
+    counts = [("active", 900), ("inactive", 90), ("male", 500), ("female", 480), ("stop", 300), ("spot", 40),
+              ("listen", 200), ("silent", 20)]
+    assert enum_violations(counts) == {}
