@@ -56,6 +56,19 @@ class SchemaSampleInput(_Input):
         return min(value, SAMPLE_SIZE_MAX)
 
 
+class Spread(BaseModel):
+    """The middle of a set of values and its width: the median and the median absolute deviation,
+    which stray values cannot move far until they are half the set; on a log10 scale too when
+    every value is positive (amounts, durations spread by factors)."""
+
+    count: int
+    median: float
+    mad: float
+    quantiles: dict[str, float] = Field(default_factory=dict)
+    log_median: float | None = None
+    log_mad: float | None = None
+
+
 class NumericStats(BaseModel):
     count: int
     nan_count: int = 0
@@ -69,6 +82,8 @@ class NumericStats(BaseModel):
     integer_share: float = 0.0
     low_tail: list[tuple[float, int]] = Field(default_factory=list, description="smallest distinct values")
     high_tail: list[tuple[float, int]] = Field(default_factory=list, description="largest distinct values")
+    spreads: dict[str, Spread] = Field(default_factory=dict, description="of the finite values ('all'), of those "
+                                                                         "at least zero and of those above zero")
 
 
 class DateStats(BaseModel):
@@ -78,6 +93,7 @@ class DateStats(BaseModel):
     quantiles: dict[str, datetime] = Field(default_factory=dict)
     low_tail: list[tuple[datetime, int]] = Field(default_factory=list)
     high_tail: list[tuple[datetime, int]] = Field(default_factory=list)
+    spread: Spread | None = Field(None, description="in seconds since the Unix epoch")
 
 
 class StringStats(BaseModel):

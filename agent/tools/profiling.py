@@ -26,7 +26,7 @@ from bson.dbref import DBRef
 
 from agent.ejson import encode
 from agent.tools.formats import MAX_EXAMINED_CHARS, is_placeholder, matching_formats, unit_of
-from agent.tools.models import ArrayStats, DateStats, FieldStats, NumericStats, StringStats
+from agent.tools.models import ArrayStats, DateStats, FieldStats, NumericStats, Spread, StringStats
 
 __all__ = [
     "MAX_ARRAY_ELEMENTS",
@@ -337,6 +337,28 @@ def _mean(values: list[float]) -> float:
         return mean
 
 
+def _spread(ordered: list[float]) -> Spread | None:
+    """Median and median absolute deviation of sorted finite values (and of their log10 when all are positive)."""
+    if not ordered:
+        return None
+    median = _quantile(ordered, 0.5)
+    mad = _quantile(sorted(abs(v - median) for v in ordered), 0.5)
+    log_median = log_mad = None
+    if ordered[0] > 0:
+        logs = [math.log10(v) for v in ordered]
+        log_median = _quantile(logs, 0.5)
+        log_mad = _quantile(sorted(abs(v - log_median) for v in logs), 0.5)
+    return Spread(count=len(ordered), median=median, mad=mad, log_median=log_median, log_mad=log_mad,
+                  quantiles={k: _quantile(ordered, q) for k, q in _QUANTILES.items()})
+
+
+def _spreads(finite: list[float]) -> dict[str, Spread]:
+    """Spreads of the values a sign rule would keep: a field where negatives (or zeros) are
+    violations has its bulk measured without them, so they cannot widen it as they grow."""
+    subsets = {"all": finite, "nonnegative": [v for v in finite if v >= 0], "positive": [v for v in finite if v > 0]}
+    return {name: spread for name, values in subsets.items() if (spread := _spread(values)) is not None}
+
+
 def _numeric_stats(values: list[float]) -> NumericStats | None:
     if not values:
         return None
@@ -352,8 +374,12 @@ def _numeric_stats(values: list[float]) -> NumericStats | None:
         quantiles={k: _quantile(finite, q) for k, q in _QUANTILES.items()},
         negative_count=sum(1 for v in finite if v < 0), zero_count=sum(1 for v in finite if v == 0),
         integer_share=sum(1 for v in finite if v == int(v)) / len(finite),
-        low_tail=low, high_tail=high,
+        low_tail=low, high_tail=high, spreads=_spreads(finite),
     )
+
+
+def _epoch(d: datetime) -> float:
+    return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
 
 
 def _date_stats(values: list[datetime]) -> DateStats | None:
@@ -363,7 +389,7 @@ def _date_stats(values: list[datetime]) -> DateStats | None:
     low, high = _tails(ordered)
     return DateStats(count=len(ordered), min=ordered[0], max=ordered[-1],
                      quantiles={k: _quantile(ordered, q) for k, q in _QUANTILES.items()},
-                     low_tail=low, high_tail=high)
+                     low_tail=low, high_tail=high, spread=_spread([_epoch(d) for d in ordered]))
 
 
 def _string_stats(values: list[str]) -> StringStats | None:

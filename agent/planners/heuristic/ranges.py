@@ -1,13 +1,15 @@
 """Plausible ranges for numbers and dates: rules a growing defect cannot move.
 
 Two kinds of bound. Semantic rules come from the field's name and hold at any share: a negative
-amount, a zero price, an age of 999, a birth date after the audit's ``now``. Statistical fences
-come from the bulk only (median and quartiles, on a log scale for right-skewed positive fields),
-so a defect that adds a second mode, even one holding 30% of the values, neither moves nor
-widens them; the extremes of the sample are never used. A value beyond a fence counts only when
-a gap separates it from the bulk, checked on the whole collection (the largest value inside the
-fence against the smallest outside), so a natural heavy tail that reaches past the fence is
-never reported while a detached cluster is, however large.
+amount, a zero price or duration, an age of 999, a birth date after the audit's ``now``.
+Statistical fences come from the bulk only: the median and the median absolute deviation (on a
+log scale for right-skewed positive fields) of the values the rules leave, so a defect that adds a
+second mode, even one holding 30% of the values, neither moves nor widens them; the extremes of
+the sample are never used. A value beyond a fence counts only when a gap separates it from the
+bulk, checked on the whole collection (the largest value inside the fence against the smallest
+outside), and the gap must be wider than the bulk's own tail reaches past its edge: a natural
+heavy tail, whose largest values thin out gradually, is never reported, while a detached
+cluster is, however large.
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent.planners.heuristic.names import NameHints
-from agent.tools.models import DateStats, NumericStats
+from agent.tools.models import DateStats, NumericStats, Spread
 
 __all__ = ["CLOCK_SKEW", "Fence", "RangePlan", "date_plan", "detached", "numeric_plan"]
 
-FENCE_IQRS = 4.0        # fence distance beyond the quartiles, in interquartile ranges (about 6 sigma)
-GAP_IQRS = 0.85         # an outlier must sit this far (in IQRs) from the largest normal value
+FENCE_MADS = 7.0        # fence distance from the median, in median absolute deviations (about 4.7 sigma)
+GAP_MADS = 1.7          # an outlier must sit this far (in MADs) from the largest normal value
 SKEW_FOR_LOG = 1.2      # (p75 - p50) / (p50 - p25) above this → work on a log scale
 RARE_SHARE = 0.02       # unnamed fields: negatives or zeros above this share are part of the data
 HUGS_ZERO = 0.2         # p01 below this fraction of the median: the values have a floor at zero
+MINORITY = 0.5          # a rule's violations are reported while they are fewer than this share
 CLOCK_SKEW = timedelta(days=1)  # a past event may be stamped this far ahead of the audit's clock
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OLDEST_PLAUSIBLE = datetime(1900, 1, 1, tzinfo=UTC)
@@ -52,6 +55,7 @@ class Fence:
     at: float
     gap: float
     scale: Scale
+    edge: float = 0.0  # the bulk's edge on this side (median ± one MAD), in scale units
 
 
 @dataclass
@@ -63,16 +67,20 @@ class RangePlan:
         return bool(self.conditions or self.fences)
 
 
-def _fences(q: dict[str, float], scale: Scale, *, lower: bool) -> list[Fence]:
-    """Fences from the quartiles: the middle half of the values, which a minority cannot move far."""
-    p25, p75 = scale.to(q["p25"]), scale.to(q["p75"])
-    iqr = p75 - p25
-    if iqr <= 0:
+def _fences(spread: Spread, scale: Scale, *, lower: bool) -> list[Fence]:
+    """Fences around the median, at ``FENCE_MADS`` deviations: a minority cannot move either."""
+    center, mad = (spread.log_median, spread.log_mad) if scale.log else (spread.median, spread.mad)
+    if center is None or mad is None or mad <= 0:
         return []
-    gap = GAP_IQRS * iqr
-    fences = [Fence("above", scale.back(p75 + FENCE_IQRS * iqr), gap, scale)]
-    if lower:
-        fences.append(Fence("below", scale.back(p25 - FENCE_IQRS * iqr), gap, scale))
+    gap = GAP_MADS * mad
+    sides = [("above", 1.0)] + ([("below", -1.0)] if lower else [])
+    fences = []
+    for side, sign in sides:
+        try:
+            at = scale.back(center + sign * FENCE_MADS * mad)
+        except OverflowError:
+            continue  # beyond the largest float: nothing can lie there
+        fences.append(Fence(side, at, gap, scale, edge=center + sign * mad))
     return fences
 
 
@@ -91,13 +99,17 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     plan.conditions.append(("not a number", {"$in": [math.nan, math.inf, -math.inf]}))
     unnamed_floor = not hints.signed and stats.negative_count <= RARE_SHARE * n and q["p05"] >= 0 \
         and 0 <= q["p01"] <= HUGS_ZERO * q["p50"]
-    if hints.positive and stats.zero_count <= RARE_SHARE * n:
+    bulk = stats.spreads.get("all")
+    if hints.positive and stats.zero_count + stats.negative_count < MINORITY * n:
         plan.conditions.append(("zero or negative", {"$lte": 0}))
+        bulk = stats.spreads.get("positive", bulk)
     elif hints.nonnegative or hints.positive or unnamed_floor:
         plan.conditions.append(("negative", {"$lt": 0}))
+        bulk = stats.spreads.get("nonnegative", bulk)
+    middle = bulk.quantiles if bulk is not None else q
     if hints.bounds is not None:
         lo, hi = hints.bounds
-        if lo <= q["p25"] and q["p75"] <= hi:
+        if lo <= middle["p25"] and middle["p50"] <= hi:
             plan.conditions.append(("above the possible range", {"$gt": hi}))
             if lo > 0 or not any(r == "negative" for r, _ in plan.conditions):
                 plan.conditions.append(("below the possible range", {"$lt": lo}))
@@ -108,9 +120,11 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     if not hints.positive and stats.zero_count <= RARE_SHARE * n and q["p25"] > 0 and iqr > 0 \
             and (smallest_positive is None or smallest_positive >= 0.25 * iqr) and q["p01"] >= 0.25 * iqr:
         plan.conditions.append(("zero placeholder far below the bulk", {"$eq": 0}))
-    scale = Scale(log=_log_scale(q))
+    if bulk is None or not bulk.quantiles:
+        return plan
+    scale = Scale(log=_log_scale(bulk.quantiles) and bulk.log_median is not None)
     signed_rule = any(r in ("negative", "zero or negative") for r, _ in plan.conditions)
-    for fence in _fences(q, scale, lower=not scale.log):
+    for fence in _fences(bulk, scale, lower=not scale.log):
         if fence.side == "below" and fence.at < 0 and signed_rule:
             continue  # the sign rule already covers everything below zero
         plan.fences.append(fence)
@@ -136,30 +150,36 @@ def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -
     q = {k: _epoch(v) for k, v in stats.quantiles.items()}
     if not q:
         return plan
-    if q["p25"] > _epoch(OLDEST_PLAUSIBLE):
+    if q["p50"] > _epoch(OLDEST_PLAUSIBLE):
         plan.conditions.append(("before 1900", {"$lt": OLDEST_PLAUSIBLE}))
-    if q["p25"] > _epoch(datetime(1971, 1, 1, tzinfo=UTC)):
+    if q["p50"] > _epoch(datetime(1971, 1, 1, tzinfo=UTC)):
         plan.conditions.append(("the Unix epoch placeholder", {"$eq": EPOCH}))
     past = hints is not None and hints.past_event
     if past:
         plan.conditions.append(("in the future", {"$gt": (now + CLOCK_SKEW).astimezone(UTC)}))
-    for fence in _fences(q, Scale(log=False), lower=True):
+    if stats.spread is None:
+        return plan
+    for fence in _fences(stats.spread, Scale(log=False), lower=True):
         if fence.side == "above":
             if past:
                 continue
-            if q["p75"] <= _epoch(now):  # mostly past: a fence inside the next day would flag today's writes
-                fence = Fence("above", max(fence.at, _epoch(now + CLOCK_SKEW)), fence.gap, fence.scale)
+            if q["p50"] <= _epoch(now):  # mostly past: a fence inside the next day would flag today's writes
+                fence = Fence("above", max(fence.at, _epoch(now + CLOCK_SKEW)), fence.gap, fence.scale, fence.edge)
         plan.fences.append(fence)
     return plan
 
 
 def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
-    """True when the values beyond the fence are separated from the bulk by the fence's gap."""
+    """True when the values beyond the fence are separated from the bulk by a gap: at least the
+    fence's own, and wider than the bulk's tail reaches past its edge (a heavy tail thins out
+    gradually; a cluster of defects sits apart)."""
     if inside is None or outside is None:
         return outside is not None
     if fence.scale.log and (inside <= 0 or outside <= 0):
         return False
-    return abs(fence.scale.to(outside) - fence.scale.to(inside)) >= fence.gap
+    inner, outer = fence.scale.to(inside), fence.scale.to(outside)
+    tail = (inner - fence.edge) if fence.side == "above" else (fence.edge - inner)
+    return abs(outer - inner) >= max(fence.gap, tail)
 
 
 def as_date(seconds: float) -> datetime:
