@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FORMATS", "MAX_EXAMINED_CHARS", "NUMBER_WITH_UNIT", "PLACEHOLDER", "is_placeholder", "matching_formats",
-           "unit_of"]
+__all__ = ["FORMATS", "MAX_EXAMINED_CHARS", "NUMBER_WITH_UNIT", "PLACEHOLDER", "PLACEHOLDER_TEXT", "is_placeholder",
+           "matching_formats", "unit_of"]
 
 MAX_EXAMINED_CHARS = 1000
 
@@ -31,6 +31,10 @@ NUMBER_WITH_UNIT = FORMATS["number_with_unit"]
 # Strings that stand for "no value" (matched case-insensitively); the empty string matches too.
 # The trailing spaces sit inside the optional group: ``\s*(word)?\s*`` backtracks quadratically on blanks.
 PLACEHOLDER = r"^\s*((n/?a|null|nil|undefined|empty|tbd|-+|\?+)\s*)?$"
+# ... and, in free text (names, addresses: not a categorical field, where ``none`` or ``unknown``
+# can be a real category), the words people type when they do not know the value.
+PLACEHOLDER_TEXT = (r"^\s*((n/?a|null|nil|undefined|empty|tbd|tba|unknown|none|missing|not (available|applicable|known)"
+                    r"|no (name|data|value)|xx+|-+|\?+)\s*)?$")
 
 _COMPILED = {name: re.compile(pattern) for name, pattern in FORMATS.items()}
 _PLACEHOLDER = re.compile(PLACEHOLDER, re.IGNORECASE)

@@ -31,6 +31,8 @@ _NONNEG_WORDS = {"qty", "quantity", "count", "age", "price", "cost", "amount", "
                  "fare", "fee", "fees", "salary", "wage", "revenue", "payment", "paid", "spend", "spent", "tax",
                  "subtotal", "volume", "distance", "mass", "kg", "km", "miles", "pieces", "copies", "visits",
                  "attempts", "retries", "nights", "guests", "seats", "passengers", "bytes", "downloads"}
+# ... and where zero is no value either: nothing is sold for a price of 0, nothing recorded lasts 0.
+_POSITIVE_WORDS = {"price", "duration"}
 # Dates of things that have already happened: a value after the audit's ``now`` is impossible.
 _PAST_WORDS = {"birth", "born", "dob", "birthday", "birthdate", "created", "creation", "shipped", "shipment",
                "ship", "ordered", "order", "placed", "paid", "purchased", "purchase", "delivered", "registered",
@@ -58,6 +60,7 @@ class NameHints:
     positive: bool                       # zero is impossible too (prices)
     bounds: tuple[float, float] | None   # hard range the values must lie in
     past_event: bool = False             # a date of something that has happened: never in the future
+    shared: bool = False                 # a code documents may share (a phone, a zip code): never a key
 
 
 def hints_for(path: str) -> NameHints:
@@ -78,9 +81,10 @@ def hints_for(path: str) -> NameHints:
         bounds = (1, 12)
     elif last == "hour":
         bounds = (0, 23)
-    positive = "price" in words and not signed
+    positive = any(w in _POSITIVE_WORDS for w in words) and not signed
     nonnegative = not signed and (positive or any(w in _NONNEG_WORDS for w in words))
-    key = last in _KEY_WORDS and not any(w in _NOT_KEY_WORDS for w in words)
+    shared = any(w in _NOT_KEY_WORDS for w in words)
+    key = last in _KEY_WORDS and not shared
     past_event = any(w in _PAST_WORDS for w in words) and not any(w in _FUTURE_WORDS for w in words)
     return NameHints(identifier=identifier, key=key, signed=signed, nonnegative=nonnegative, positive=positive,
-                     bounds=bounds, past_event=past_event)
+                     bounds=bounds, past_event=past_event, shared=shared)

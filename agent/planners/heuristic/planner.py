@@ -38,7 +38,7 @@ from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached,
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
-from agent.tools.formats import PLACEHOLDER
+from agent.tools.formats import PLACEHOLDER, PLACEHOLDER_TEXT
 from agent.tools.models import CountManyResult, FieldStats, SchemaSampleResult, StatsResult
 
 __all__ = ["HeuristicPlanner"]
@@ -51,9 +51,11 @@ MAX_NULL_SHARE = 0.35        # missing more often than this, a field is optional
 NULL_ASK_SHARE = 0.45        # ... so ask about nulls when the sample shows at most this (margin for chance)
 MIN_VALUES = 20              # fewer sampled values than this say nothing about a distribution
 CATEGORICAL_RATIO = 0.2      # distinct / values at or below this: a categorical field
+ENUM_VALUES = 20             # ... as is any field with at most this many distinct values in the sample
 KEY_UNIQUE_NAMED = 0.6       # a field named as a key is checked for duplicates when this unique in the sample
 KEY_UNIQUE_SHAPED = 0.8     # ... a field shaped like an identifier (ORD-1234, UUID), when this unique
 KEY_MIN_VALUES = 200         # ... judged on at least this many sampled values
+UNIQUE_IN_SAMPLE = 0.98      # distinct / values at or above this: unique in the sample but for a chance pair or two
 DUPLICATE_MAX_SHARE = 0.05   # a field merely unique in the sample: duplicates this common mean it is no key
 DUPLICATE_MAX_SHARE_KEY = 0.5  # a named or identifier-shaped key: duplicates stop being a minority here
 EMPTY_ARRAY_MAX_SHARE = 0.1  # empty arrays more common than this are how the data says "none"
@@ -64,6 +66,7 @@ _TYPE_ALIAS = {"number": "number", "string": "string", "date": "date", "bool": "
                "object": "object", "array": "array", "binData": "binData"}
 _SCALARS = {"number", "string", "date", "bool", "objectId"}
 _PLACEHOLDER_MATCH = {"$regex": PLACEHOLDER, "$options": "i"}
+_PLACEHOLDER_TEXT_MATCH = {"$regex": PLACEHOLDER_TEXT, "$options": "i"}
 
 
 class PlannerGaveUp(ArgusError):
@@ -187,7 +190,7 @@ class HeuristicPlanner:
             return
         now = self._clock.now()
         fields = sorted((f for f in schema.fields if f.queryable and f.path != "_id"), key=lambda f: f.path)
-        plan = _hypotheses(fields, now)
+        plan = _hypotheses(fields, now, collection=state.collection)
         queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences])
         counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
                                                       f"fields in one pass")
@@ -285,13 +288,13 @@ def _one_per_field_and_category(checks: list[_Check]) -> list[_Check]:
 
 # --- hypotheses from the sample (pure) -----------------------------------------------------------
 
-def _hypotheses(fields: list[FieldStats], now: datetime) -> _Plan:
+def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = "") -> _Plan:
     plan = _Plan()
     drifted = _schema_drift(fields, plan)
     for f in fields:
         if f.path not in drifted:
             _presence(f, plan)
-        _field(f, now, plan, renamed=f.path in drifted)
+        _field(f, now, plan, renamed=f.path in drifted, collection=collection)
     return plan
 
 
@@ -330,12 +333,13 @@ def _presence(f: FieldStats, plan: _Plan) -> None:
             hypothesis="a writer omits the field or writes null"))
 
 
-def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False) -> None:
+def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, collection: str = "") -> None:
     families = _families(f)
     if not families:
         return
     dominant = next(iter(families))
     hints = hints_for(f.path)
+    fmt: FormatSpec | None = None
     if len(families) > 1 or dominant in _SCALARS:
         others = [k for k in families if k != dominant]
         shown = ", ".join(others) or "other types"
@@ -351,14 +355,15 @@ def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False) 
     elif dominant == "date" and f.dates and f.dates.count >= MIN_VALUES:
         _ranges(f.path, date_plan(f.dates, now, hints), plan, dates=True)
     elif dominant == "string" and f.strings:
-        _strings(f, hints, plan)
+        fmt = _strings(f, hints, plan)
     elif dominant == "array" and f.arrays:
         plan.checks.append(_Check(
             f.path, Category.EMPTY_VALUE, {f.path: {"$size": 0}}, max_share=EMPTY_ARRAY_MAX_SHARE,
             description=f"have an empty {f.path} array",
             hypothesis="a writer stores an empty list instead of omitting it"))
     if dominant in ("string", "number", "objectId") and not f.in_array and not renamed:
-        _duplicates(f, hints, plan)
+        _duplicates(f, hints, plan, own_key=_names_own_key(f.path, collection),
+                    well_formed=fmt.regex if fmt is not None and not fmt.violation_matches else None)
 
 
 def _bound(at: float, dates: bool) -> Any:
@@ -387,7 +392,8 @@ def _outlier_why(dates: bool) -> str:
     return "clock or parsing errors" if dates else "placeholder, unit or data-entry errors"
 
 
-def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> None:
+def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
+    """String checks; returns the format the field's values follow, if any."""
     s = f.strings
     assert s is not None
     fmt = string_format(s, code=hints.identifier)
@@ -400,13 +406,20 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> None:
         query = {f.path: {"$type": "string", "$not": {"$regex": fmt.regex}}}
         if _valid_patterns(query):
             plan.checks.append(_format_check(f.path, fmt, query))
+    categorical = s.distinct_count <= ENUM_VALUES \
+        or (f.distinct_ratio <= CATEGORICAL_RATIO and s.distinct_count <= 1000)
+    # A small vocabulary (status, tier) may hold 'none' or 'unknown' as a category of its own;
+    # among names, cities or titles they stand for a missing value.
+    vocabulary = s.distinct_count <= ENUM_VALUES
     if fmt is None or fmt.violation_matches:
+        words = "" if vocabulary else ", 'unknown', 'none'"
         plan.checks.append(_Check(
-            f.path, Category.EMPTY_VALUE, {f.path: _PLACEHOLDER_MATCH},
-            description=f"have an empty, blank or placeholder {f.path} ('', 'n/a', 'null', '-')",
+            f.path, Category.EMPTY_VALUE, {f.path: _PLACEHOLDER_MATCH if vocabulary else _PLACEHOLDER_TEXT_MATCH},
+            description=f"have an empty, blank or placeholder {f.path} ('', 'n/a', 'null', '-'{words})",
             hypothesis="a writer fills the field with a placeholder when the value is unknown"))
-    if s.distinct_count <= 20 or (f.distinct_ratio <= CATEGORICAL_RATIO and s.distinct_count <= 1000):
+    if categorical:
         plan.probes.append(_Probe(f.path, "enum", {"field": f.path, "operation": "value_counts"}))
+    return fmt
 
 
 def _format_check(path: str, fmt: FormatSpec, query: dict[str, Any]) -> _Check:
@@ -431,25 +444,48 @@ def _identifier_shaped(f: FieldStats) -> bool:
         and not any(c in shape for c in " @~…")
 
 
-def _duplicates(f: FieldStats, hints: NameHints, plan: _Plan) -> None:
+def _names_own_key(path: str, collection: str) -> bool:
+    """``trip_id`` in ``trips`` (or ``trips_2025``), ``booking_ref`` in ``bookings``: the name says the field
+    identifies this collection's own documents, so no share of duplicates makes it a reference."""
+    words = re.findall(r"[A-Za-z][a-z]*|\d+", path.rsplit(".", 1)[-1])
+    if len(words) < 2 or not hints_for(path).key:
+        return False
+    entity = "".join(w.lower() for w in words[:-1])
+    names = {entity, entity + "s", entity + "es", entity[:-1] + "ies"}
+    # the collection's name, or one word of it (``trips_2025``, ``archived_trips``)
+    words_of_collection = {collection.lower(), *re.findall(r"[a-z]+", collection.lower())}
+    return bool(entity) and not names.isdisjoint(words_of_collection)
+
+
+def _duplicates(f: FieldStats, hints: NameHints, plan: _Plan, *, own_key: bool = False,
+                well_formed: str | None = None) -> None:
     """Key-like fields are checked over the whole collection: named as a key, shaped like an
-    identifier, or unique in the sample. The sample only chooses; the exact totals decide."""
+    identifier, or unique in the sample (with a margin, so a chance pair in the sample does not
+    decide it). The sample only chooses; the exact totals decide. ``well_formed``: the field's
+    learned format, if any."""
     families = _families(f)
-    if sum(families.values()) < 50 or (f.numeric is not None and f.numeric.integer_share < 1.0):
+    if sum(families.values()) < 50 or (f.numeric is not None and f.numeric.integer_share < 1.0) or hints.shared:
         return
     named = hints.key
     shaped = next(iter(families)) == "objectId" or ((not hints.identifier or hints.key) and _identifier_shaped(f))
     enough = sum(families.values()) >= KEY_MIN_VALUES
-    if enough and ((named and f.distinct_ratio >= KEY_UNIQUE_NAMED)
-                   or (shaped and f.distinct_ratio >= KEY_UNIQUE_SHAPED)):
+    if own_key and f.distinct_ratio >= KEY_UNIQUE_NAMED:
+        cap = 1.0
+    elif enough and ((named and f.distinct_ratio >= KEY_UNIQUE_NAMED)
+                     or (shaped and f.distinct_ratio >= KEY_UNIQUE_SHAPED)):
         cap = DUPLICATE_MAX_SHARE_KEY
-    elif f.distinct_ratio >= 1.0:
+    elif f.distinct_ratio >= UNIQUE_IN_SAMPLE:
         cap = DUPLICATE_MAX_SHARE
     else:
-        return  # values already repeat in the sample: a reference or an attribute, not a key
+        return  # values repeat in the sample: a reference or an attribute, not a key
+    value_filter: dict[str, Any] = {"$not": _PLACEHOLDER_TEXT_MATCH}
+    if well_formed is not None and cap == DUPLICATE_MAX_SHARE:
+        # A field that is merely unique (a phone, an email): malformed values that coincide are the
+        # format's defect. A learned format never matches a placeholder, so it excludes them too.
+        # (``$in`` holds the pattern: a bare ``{"$regex": ...}`` is a regex value in Extended JSON.)
+        value_filter = {"$in": [{"$regex": well_formed}]}
     plan.probes.append(_Probe(f.path, "duplicates", {
-        "field": f.path, "operation": "duplicates",
-        "value_filter": {"$not": {"$regex": PLACEHOLDER, "$options": "i"}}}, hints=hints, cap=cap))
+        "field": f.path, "operation": "duplicates", "value_filter": value_filter}, hints=hints, cap=cap))
 
 
 # --- verdicts from pass-1 statistics (pure) ------------------------------------------------------

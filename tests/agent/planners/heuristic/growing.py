@@ -11,6 +11,10 @@ from typing import Any
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
+_FIRST = ["Ada", "Bruno", "Chen", "Dana", "Eli", "Farah", "Gus", "Hiro", "Ines", "Jon", "Kemal", "Lia", "Moses"]
+_LAST = ["Adams", "Berg", "Costa", "Diaz", "Evans", "Fujita", "Gomez", "Horvat", "Iqbal", "Jensen", "Kowalski"]
+
+
 def bookings(n: int = 1500, seed: int = 3) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     docs = []
@@ -26,6 +30,8 @@ def bookings(n: int = 1500, seed: int = 3) -> list[dict[str, Any]]:
             "shipped_at": NOW - timedelta(days=rng.uniform(1, 500)),
             "due_date": NOW + timedelta(days=rng.uniform(-200, 400)),
             "cabin": rng.choices(["economy", "premium", "business", "first"], [70, 15, 12, 3])[0],
+            "guest_name": f"{rng.choice(_FIRST)} {rng.choice(_LAST)}",
+            "checkin_duration_min": rng.choice([5, 10, 15, 20, 30, 45]),
         }
         if rng.random() < 0.4:
             doc["notes"] = rng.choice(["window seat", "vegetarian", "late arrival"])
@@ -65,6 +71,20 @@ def _fare_as_text(d: dict[str, Any], rng: random.Random, i: int) -> None:
     d["fare"] = str(d["fare"])
 
 
+def _placeholder_name(d: dict[str, Any], rng: random.Random, i: int) -> None:
+    d["guest_name"] = rng.choice(["N/A", "unknown", "TBD", "none", "?", "-"])
+
+
+def _cabin_typo(d: dict[str, Any], rng: random.Random, i: int) -> None:
+    cabin = d["cabin"]  # two neighbours swapped, or a letter typed twice (never the same word)
+    d["cabin"] = rng.choice([cabin[1] + cabin[0] + cabin[2:], cabin[:2] + cabin[3] + cabin[2] + cabin[4:],
+                             cabin[:3] + cabin[2] + cabin[3:]])
+
+
+def _impossible_duration(d: dict[str, Any], rng: random.Random, i: int) -> None:
+    d["checkin_duration_min"] = rng.choice([-10, 0, 7 * 1440, 99_999])
+
+
 # kind -> (field, category, how one document is damaged)
 DEFECTS: dict[str, tuple[str, str, Callable[[dict[str, Any], random.Random, int], None]]] = {
     "negative_amount": ("fare", "outlier_value", _negative_fare),
@@ -75,6 +95,9 @@ DEFECTS: dict[str, tuple[str, str, Callable[[dict[str, Any], random.Random, int]
     "malformed_phone": ("phone", "format_violation", _bad_phone),
     "case_variant": ("cabin", "enum_violation", _case_variant),
     "number_as_text": ("fare", "type_mismatch", _fare_as_text),
+    "placeholder_name": ("guest_name", "empty_value", _placeholder_name),
+    "cabin_typo": ("cabin", "enum_violation", _cabin_typo),
+    "impossible_duration": ("checkin_duration_min", "outlier_value", _impossible_duration),
 }
 
 

@@ -46,6 +46,24 @@ def test_a_growing_defect_stays_reported_with_its_exact_count(kind: str, share: 
     assert set(found) == {(field, category)}, f"{kind} at {share:.0%}: false positives {sorted(found)}"
 
 
+def test_duplicates_of_the_collections_own_key_are_reported_when_most_documents_share_one() -> None:
+    """``booking_ref`` in ``bookings`` names the document itself: pairs covering 60% of the
+    documents are still duplicates, never the field's normal."""
+    docs, affected = damaged("duplicate_key", 0.6)
+    found = {(f.field, f.category.value): f for f in _audit(_collection(docs)).findings}
+    assert found[("booking_ref", "duplicate_value")].affected_count == affected
+
+
+def test_malformed_phones_that_coincide_are_one_format_defect_not_duplicates() -> None:
+    """A tenth of the phones cut to six digits: several cut values coincide. That is the format
+    defect, reported once, not a duplicate phone number besides."""
+    docs = bookings()
+    for i, d in enumerate(docs[:150]):
+        d["phone"] = f"55501{i % 100:02d}"
+    found = {(f.field, f.category.value): f.affected_count for f in _audit(_collection(docs)).findings}
+    assert found == {("phone", "format_violation"): 150}
+
+
 def test_the_clean_control_is_silent() -> None:
     """Heavy tails, an optional field, future dates in a field of future events, rare cabins."""
     assert [(f.field, f.category.value) for f in _audit(_collection(bookings())).findings] == []
