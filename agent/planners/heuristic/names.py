@@ -30,7 +30,16 @@ _NONNEG_WORDS = {"qty", "quantity", "count", "age", "price", "cost", "amount", "
                  "stock", "points", "score", "rating", "views", "clicks", "pages", "items", "units",
                  "fare", "fee", "fees", "salary", "wage", "revenue", "payment", "paid", "spend", "spent", "tax",
                  "subtotal", "volume", "distance", "mass", "kg", "km", "miles", "pieces", "copies", "visits",
-                 "attempts", "retries", "nights", "guests", "seats", "passengers", "bytes", "downloads"}
+                 "attempts", "retries", "nights", "guests", "seats", "passengers", "bytes", "downloads",
+                 # money that is never below zero
+                 "charge", "charges", "rent", "income", "earnings", "budget", "bill", "deposit", "donation",
+                 "tuition", "wages", "bonus", "commission", "discount", "shipping", "premium",
+                 # things counted
+                 "adults", "children", "kids", "rooms", "beds", "bedrooms", "bathrooms", "floors", "employees",
+                 "members", "followers", "likes", "shares", "comments", "orders", "purchases", "sessions",
+                 "steps", "calls", "hours", "days", "weeks", "years", "tickets", "boxes", "packages", "bags",
+                 "lines", "words", "files", "users", "players", "students", "patients", "doses", "refills",
+                 "mileage", "odometer", "calories", "population", "capacity", "inventory"}
 # ... and where zero is no value either: nothing is sold for a price of 0, nothing recorded lasts 0.
 _POSITIVE_WORDS = {"price", "duration"}
 # Dates of things that have already happened: a value after the audit's ``now`` is impossible.
@@ -39,7 +48,10 @@ _PAST_WORDS = {"birth", "born", "dob", "birthday", "birthdate", "created", "crea
                "registration", "signup", "signed", "joined", "hired", "admitted", "admission", "discharged",
                "logged", "login", "updated", "modified", "occurred", "received", "submitted", "completed",
                "closed", "opened", "inserted", "recorded", "observed", "visited", "seen", "sent", "posted",
-               "published", "issued", "died", "death", "deceased", "enrolled", "ingested", "captured"}
+               "published", "issued", "died", "death", "deceased", "enrolled", "ingested", "captured",
+               "last", "hire", "visit", "sold", "sale", "payment", "transaction", "returned", "refunded",
+               "cancelled", "canceled", "booked", "measured", "collected", "reported", "detected", "uploaded",
+               "approved", "rejected", "resolved", "arrived", "checked"}
 # ... and of things planned: a future value is their point.
 _FUTURE_WORDS = {"due", "expires", "expiry", "expiration", "expire", "expiring", "scheduled", "deadline", "until",
                  "next", "planned", "eta", "renewal", "renews", "renew", "valid", "estimated", "appointment",

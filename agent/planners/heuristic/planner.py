@@ -509,7 +509,7 @@ def _scalar(value: Any) -> float | None:
 
 def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult], size: int) -> list[_Check]:
     out: list[_Check] = []
-    fences: dict[tuple[str, str], dict[str, Any]] = {}
+    fences: dict[tuple[str, str, float], dict[str, Any]] = {}
     for probe, result in zip(probes, stats, strict=True):
         if probe.kind == "enum":
             check = _enum_check(probe.path, result)
@@ -517,15 +517,21 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
             check = _duplicate_check(probe, result, size)
         else:
             assert probe.fence is not None
-            fences.setdefault((probe.path, probe.fence.side), {"fence": probe.fence})[probe.kind] = result.value
+            key = (probe.path, probe.fence.side, probe.fence.at)
+            fences.setdefault(key, {"fence": probe.fence})[probe.kind] = result.value
             check = None
         if check is not None:
             out.append(check)
     verified: dict[str, list[tuple[str, Any]]] = {}
-    for (path, side), found in sorted(fences.items()):
+    innermost: dict[tuple[str, str], float] = {}  # of the fences at which a gap was found, per side
+    for (path, side, at), found in sorted(fences.items()):
         fence: Fence = found["fence"]
         if detached(fence, _scalar(found.get("fence_in")), _scalar(found.get("fence_out"))):
-            verified.setdefault(path, []).append((side, fence.at))
+            best = innermost.get((path, side))
+            if best is None or (at < best if side == "above" else at > best):
+                innermost[(path, side)] = at
+    for (path, side), at in sorted(innermost.items()):
+        verified.setdefault(path, []).append((side, at))
     for path, sides in verified.items():
         hard, reasons, dates = plan.outliers[path]
         clauses = list(hard) + [{path: {"$gt" if side == "above" else "$lt": _bound(at, dates)}} for side, at in sides]

@@ -24,8 +24,12 @@ from agent.tools.models import DateStats, NumericStats, Spread
 
 __all__ = ["CLOCK_SKEW", "Fence", "RangePlan", "date_plan", "detached", "numeric_plan"]
 
-FENCE_MADS = 7.0        # fence distance from the median, in median absolute deviations (about 4.7 sigma)
+# Fences from the median, in median absolute deviations (5 is about 3.4 sigma). A gap is looked
+# for beyond each: a near fence finds a cluster just past a short tail, a far one a cluster past a
+# long tail that reaches beyond the near fence.
+FENCE_MADS = (5.0, 8.0, 12.0)
 GAP_MADS = 1.7          # an outlier must sit this far (in MADs) from the largest normal value
+TAIL_GAP = 1.5          # ... and this many times as far as the bulk's own tail reaches past its edge
 SKEW_FOR_LOG = 1.2      # (p75 - p50) / (p50 - p25) above this → work on a log scale
 RARE_SHARE = 0.02       # unnamed fields: negatives or zeros above this share are part of the data
 HUGS_ZERO = 0.2         # p01 below this fraction of the median: the values have a floor at zero
@@ -68,7 +72,7 @@ class RangePlan:
 
 
 def _fences(spread: Spread, scale: Scale, *, lower: bool) -> list[Fence]:
-    """Fences around the median, at ``FENCE_MADS`` deviations: a minority cannot move either."""
+    """Fences around the median, at ``FENCE_MADS`` deviations: a minority cannot move them."""
     center, mad = (spread.log_median, spread.log_mad) if scale.log else (spread.median, spread.mad)
     if center is None or mad is None or mad <= 0:
         return []
@@ -76,11 +80,12 @@ def _fences(spread: Spread, scale: Scale, *, lower: bool) -> list[Fence]:
     sides = [("above", 1.0)] + ([("below", -1.0)] if lower else [])
     fences = []
     for side, sign in sides:
-        try:
-            at = scale.back(center + sign * FENCE_MADS * mad)
-        except OverflowError:
-            continue  # beyond the largest float: nothing can lie there
-        fences.append(Fence(side, at, gap, scale, edge=center + sign * mad))
+        for distance in FENCE_MADS:
+            try:
+                at = scale.back(center + sign * distance * mad)
+            except OverflowError:
+                break  # beyond the largest float: nothing can lie there
+            fences.append(Fence(side, at, gap, scale, edge=center + sign * mad))
     return fences
 
 
@@ -179,7 +184,7 @@ def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
         return False
     inner, outer = fence.scale.to(inside), fence.scale.to(outside)
     tail = (inner - fence.edge) if fence.side == "above" else (fence.edge - inner)
-    return abs(outer - inner) >= max(fence.gap, tail)
+    return abs(outer - inner) >= max(fence.gap, TAIL_GAP * tail)
 
 
 def as_date(seconds: float) -> datetime:

@@ -43,3 +43,16 @@ def test_never_critical_below_one_percent() -> None:
 
 def test_duplicates_in_a_non_key_field_are_one_step_lower() -> None:
     assert severity_for(Category.DUPLICATE_VALUE, 0.02, identifier=False) == Severity.MEDIUM
+
+
+@pytest.mark.parametrize("path", ["monthly_rent", "num_bedrooms", "children", "donation", "odometer",
+                                  "stay.nights", "shipping_fee"])
+def test_quantities_that_cannot_be_negative(path: str) -> None:
+    assert hints_for(path).nonnegative and not hints_for(path).signed
+
+
+@pytest.mark.parametrize(("path", "past"), [("last_login", True), ("hire_date", True), ("visit_date", True),
+                                            ("sale_date", True), ("payment_date", True), ("due_date", False),
+                                            ("expires_at", False), ("next_visit", False), ("start_date", False)])
+def test_dates_of_events_that_have_happened(path: str, past: bool) -> None:
+    assert hints_for(path).past_event is past
