@@ -58,6 +58,7 @@ _FUTURE_WORDS = {"due", "expires", "expiry", "expiration", "expire", "expiring",
                  "start", "starts", "end", "ends", "upcoming", "target", "forecast", "promised", "reminder"}
 
 
+_FORMAT_WORDS = {"email": "email", "mail": "email", "e-mail": "email", "uuid": "uuid", "guid": "uuid"}
 _KEY_WORDS = {"id", "ids", "uuid", "guid", "key", "sku", "number", "num", "no", "nr", "ref", "isbn", "ean", "upc",
               "iban", "hash", "token"}
 _NOT_KEY_WORDS = {"phone", "zip", "zipcode", "postcode", "postal", "fax", "mobile", "tel", "telephone"}
@@ -73,6 +74,7 @@ class NameHints:
     bounds: tuple[float, float] | None   # hard range the values must lie in
     past_event: bool = False             # a date of something that has happened: never in the future
     shared: bool = False                 # a code documents may share (a phone, a zip code): never a key
+    format: str | None = None            # a well-known format the name promises ("email", "uuid")
 
 
 def hints_for(path: str) -> NameHints:
@@ -99,4 +101,4 @@ def hints_for(path: str) -> NameHints:
     key = last in _KEY_WORDS and not shared
     past_event = any(w in _PAST_WORDS for w in words) and not any(w in _FUTURE_WORDS for w in words)
     return NameHints(identifier=identifier, key=key, signed=signed, nonnegative=nonnegative, positive=positive,
-                     bounds=bounds, past_event=past_event, shared=shared)
+                     bounds=bounds, past_event=past_event, shared=shared, format=_FORMAT_WORDS.get(last))

@@ -396,7 +396,7 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
     """String checks; returns the format the field's values follow, if any."""
     s = f.strings
     assert s is not None
-    fmt = string_format(s, code=hints.identifier)
+    fmt = string_format(s, code=hints.identifier, named=hints.format)
     if fmt is not None and fmt.violation_matches:
         plan.checks.append(_Check(
             f.path, Category.FORMAT_VIOLATION, {f.path: {"$regex": fmt.regex}},

@@ -25,6 +25,7 @@ CASE_RATIO = 1.5           # ... and a case or spacing variant's (a minority of 
 DOMINANCE_BREAK = 8        # a drop in frequency this steep separates the dominant set from the tail
 TAIL_SHARE = 0.05          # ... when the tail holds at most this share of the values
 FORMAT_SHARE = 0.5         # a well-known format applies when a clear majority of values follows it
+NAMED_FORMAT_SHARE = 0.2   # ... or this share, when the field's name promises the format (email)
 SHAPE_SHARE = 0.95         # a structural shape applies when this share of values has it
 CODE_SHAPE_SHARE = 0.6     # ... or this share, in a field named as a code (phone, zip, sku)
 UNIT_SHARE = 0.5           # numbers-with-units when at least half the values are written so
@@ -205,12 +206,18 @@ def _shape_regex(shape: str) -> str | None:
     return regex
 
 
-def string_format(stats: StringStats, *, code: bool = False) -> FormatSpec | None:
+def string_format(stats: StringStats, *, code: bool = False, named: str | None = None) -> FormatSpec | None:
     """The format a clear majority of a string field's values follow, if any. ``code``: the
-    field's name says it holds a code (phone, zip), so a dominant shape is learned from a smaller majority."""
+    field's name says it holds a code (phone, zip), so a dominant shape is learned from a smaller majority.
+    ``named``: a well-known format the field's name promises (``email``); it applies while a fair
+    share of the values follow it, so a field whose malformed values outgrow the good ones is
+    reported as mixed, never as clean."""
     filled = stats.count - stats.empty_count - stats.blank_count - stats.placeholder_count
     if filled < 20:
         return None
+    if named in FORMATS and stats.formats.get(named, 0) >= NAMED_FORMAT_SHARE * filled:
+        matched = stats.formats[named]
+        return FormatSpec(named, FORMATS[named], matched / filled, matched)
     units = stats.formats.get("number_with_unit", 0)
     if units >= UNIT_SHARE * stats.count and stats.unit_count <= UNIT_KINDS:
         return FormatSpec("number_with_unit", NUMBER_WITH_UNIT, units / stats.count, units, violation_matches=True)

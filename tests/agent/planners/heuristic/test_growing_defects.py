@@ -64,6 +64,13 @@ def test_malformed_phones_that_coincide_are_one_format_defect_not_duplicates() -
     assert found == {("phone", "format_violation"): 150}
 
 
+def test_malformed_emails_that_outgrow_the_good_ones_are_reported_as_mixed() -> None:
+    docs, affected = damaged("malformed_email", 0.6)
+    found = {(f.field, f.category.value): f for f in _audit(_collection(docs)).findings}
+    finding = found[("guest_email", "format_violation")]
+    assert finding.affected_count == affected and "mixed" in finding.description
+
+
 def test_the_clean_control_is_silent() -> None:
     """Heavy tails, an optional field, future dates in a field of future events, rare cabins."""
     assert [(f.field, f.category.value) for f in _audit(_collection(bookings())).findings] == []
