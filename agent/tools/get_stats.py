@@ -11,7 +11,7 @@ from typing import Any
 
 from agent.ejson import decode, encode
 from agent.tools.guard import check_field_path, check_filter, check_pipeline
-from agent.tools.models import DISTINCT_CAP, GetStatsInput, StatsResult
+from agent.tools.models import DISTINCT_CAP, DUPLICATES_CAP, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
 
 __all__ = ["build_pipeline", "duplicate_branches", "get_stats", "stats_result"]
@@ -57,7 +57,7 @@ def duplicate_branches(field: str, query: dict[str, Any] | None,
     apart so a caller that is already inside a ``$facet`` (which cannot nest) can run both."""
     repeated = [*_values(field, query, value_filter), {"$group": {"_id": "$v", "n": {"$sum": 1}}},
                 {"$match": {"n": {"$gt": 1}}}]
-    return ([*repeated, {"$sort": {"n": -1}}, {"$limit": DISTINCT_CAP + 1}],
+    return ([*repeated, {"$sort": {"n": -1}}, {"$limit": DUPLICATES_CAP + 1}],
             [*repeated, {"$group": {"_id": None, "values": {"$sum": 1}, "documents": {"$sum": "$n"}}}])
 
 
@@ -100,9 +100,9 @@ def stats_result(params: GetStatsInput, collection: str, rows: list[Any], query:
     else:  # duplicates
         facet = rows[0] if rows else {"top": [], "totals": []}
         top = facet.get("top", [])
-        capped = len(top) > DISTINCT_CAP
+        capped = len(top) > DUPLICATES_CAP
         value = sorted(({"value": encode(r["_id"]), "count": int(r["n"])} for r in top), key=_sort_key)
-        value = value[:DISTINCT_CAP]
+        value = value[:DUPLICATES_CAP]
         tot = facet.get("totals") or [{"values": 0, "documents": 0}]
         totals = {"values": int(tot[0]["values"]), "documents": int(tot[0]["documents"])}
     return StatsResult(

@@ -39,6 +39,7 @@ SAMPLE_SIZE_MAX = 10_000
 RUN_QUERY_DEFAULT_LIMIT = 50
 RUN_QUERY_HARD_LIMIT = 1000
 DISTINCT_CAP = 1000
+DUPLICATES_CAP = 5000  # repeated values a duplicates result lists: a finding's evidence names them all
 
 
 class _Input(BaseModel):

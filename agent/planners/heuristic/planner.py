@@ -58,6 +58,7 @@ KEY_MIN_VALUES = 200         # ... judged on at least this many sampled values
 UNIQUE_IN_SAMPLE = 0.98      # distinct / values at or above this: unique in the sample but for a chance pair or two
 DUPLICATE_MAX_SHARE = 0.05   # a field merely unique in the sample: duplicates this common mean it is no key
 DUPLICATE_MAX_SHARE_KEY = 0.5  # a named or identifier-shaped key: duplicates stop being a minority here
+PAIRS = 2.2                  # ... unless they come in pairs (a retry wrote a record twice; a reference gathers more)
 EMPTY_ARRAY_MAX_SHARE = 0.1  # empty arrays more common than this are how the data says "none"
 EXAMPLES = 5
 
@@ -558,11 +559,14 @@ def _enum_check(path: str, result: StatsResult) -> _Check | None:
 def _duplicate_check(probe: _Probe, result: StatsResult, size: int) -> _Check | None:
     if not result.totals or result.totals["values"] == 0 or not isinstance(result.value, list):
         return None
-    if result.totals["documents"] > probe.cap * size:
+    documents, values = result.totals["documents"], result.totals["values"]
+    paired = probe.cap >= DUPLICATE_MAX_SHARE_KEY and documents <= PAIRS * values
+    if documents > probe.cap * size and not paired:
         return None  # so common that the field is not a key, however unique the sample looked
-    shared = sorted((item["value"] for item in result.value), key=lambda v: str(v))[:1000]
+    shared = sorted((item["value"] for item in result.value), key=lambda v: str(v))
     hints = probe.hints or hints_for(probe.path)
+    listed = "" if len(shared) == values else f"; the {len(shared):,} most repeated are counted here"
     return _Check(probe.path, Category.DUPLICATE_VALUE, {probe.path: {"$in": [decode(v) for v in shared]}},
-                  description=f"share their {probe.path} with another document ({result.totals['values']:,} "
-                              f"values used more than once)",
+                  description=f"share their {probe.path} with another document ({values:,} "
+                              f"values used more than once{listed})",
                   hypothesis="a retry or a merge wrote the same record twice", identifier=hints.key)

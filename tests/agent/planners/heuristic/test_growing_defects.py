@@ -54,6 +54,22 @@ def test_duplicates_of_the_collections_own_key_are_reported_when_most_documents_
     assert found[("booking_ref", "duplicate_value")].affected_count == affected
 
 
+def test_a_key_duplicated_in_pairs_stays_reported_in_a_collection_named_otherwise() -> None:
+    """``booking_ref`` in ``reservations``: the name does not tie the key to the collection, but
+    pairs (a retry writing each record twice) over 60% of the documents are duplicates, not a reference."""
+    docs, affected = damaged("duplicate_key", 0.6)
+    coll = mongomock.MongoClient()["travel"]["reservations"]
+    coll.insert_many(docs)
+    found = {(f.field, f.category.value): f for f in _audit(coll).findings}
+    assert found[("booking_ref", "duplicate_value")].affected_count == affected
+
+
+def test_more_than_a_thousand_duplicated_keys_are_all_counted() -> None:
+    docs, affected = damaged("duplicate_key", 0.8, n=2600)  # 1,040 references used twice
+    found = {(f.field, f.category.value): f for f in _audit(_collection(docs)).findings}
+    assert found[("booking_ref", "duplicate_value")].affected_count == affected == 2080
+
+
 def test_malformed_phones_that_coincide_are_one_format_defect_not_duplicates() -> None:
     """A tenth of the phones cut to six digits: several cut values coincide. That is the format
     defect, reported once, not a duplicate phone number besides."""
