@@ -33,8 +33,8 @@ NUMBER_WITH_UNIT = FORMATS["number_with_unit"]
 PLACEHOLDER = r"^\s*((n/?a|null|nil|undefined|empty|tbd|-+|\?+)\s*)?$"
 # ... and, in free text (names, addresses: not a categorical field, where ``none`` or ``unknown``
 # can be a real category), the words people type when they do not know the value.
-PLACEHOLDER_TEXT = (r"^\s*((n/?a|null|nil|undefined|empty|tbd|tba|unknown|none|missing|not (available|applicable|known)"
-                    r"|no (name|data|value)|xx+|-+|\?+)\s*)?$")
+PLACEHOLDER_TEXT = (r"^\s*((n/?a|nan|null|nil|undefined|empty|tbd|tba|unknown|none|missing"
+                    r"|not (available|applicable|known)|no (name|data|value)|xx+|-+|\?+|\.+)\s*)?$")
 
 _COMPILED = {name: re.compile(pattern) for name, pattern in FORMATS.items()}
 _PLACEHOLDER = re.compile(PLACEHOLDER, re.IGNORECASE)

@@ -51,7 +51,7 @@ _PAST_WORDS = {"birth", "born", "dob", "birthday", "birthdate", "created", "crea
                "published", "issued", "died", "death", "deceased", "enrolled", "ingested", "captured",
                "last", "hire", "visit", "sold", "sale", "payment", "transaction", "returned", "refunded",
                "cancelled", "canceled", "booked", "measured", "collected", "reported", "detected", "uploaded",
-               "approved", "rejected", "resolved", "arrived", "checked"}
+               "approved", "rejected", "resolved", "arrived", "checked", "timestamp", "ts"}
 # ... and of things planned: a future value is their point.
 _FUTURE_WORDS = {"due", "expires", "expiry", "expiration", "expire", "expiring", "scheduled", "deadline", "until",
                  "next", "planned", "eta", "renewal", "renews", "renew", "valid", "estimated", "appointment",
