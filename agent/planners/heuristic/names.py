@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["NameHints", "hints_for"]
+__all__ = ["NameHints", "hints_for", "names_own_key"]
 
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -102,3 +102,16 @@ def hints_for(path: str) -> NameHints:
     past_event = any(w in _PAST_WORDS for w in words) and not any(w in _FUTURE_WORDS for w in words)
     return NameHints(identifier=identifier, key=key, signed=signed, nonnegative=nonnegative, positive=positive,
                      bounds=bounds, past_event=past_event, shared=shared, format=_FORMAT_WORDS.get(last))
+
+
+def names_own_key(path: str, collection: str) -> bool:
+    """``trip_id`` in ``trips`` (or ``trips_2025``), ``booking_ref`` in ``bookings``: the name says
+    the field identifies this collection's own documents, so no share of duplicates makes it a reference."""
+    words = _words(path)
+    if len(words) < 2 or not hints_for(path).key:
+        return False
+    entity = "".join(words[:-1])
+    names = {entity, entity + "s", entity + "es", entity[:-1] + "ies"}
+    # the collection's name, or one word of it (``trips_2025``, ``archived_trips``)
+    of_collection = {collection.lower(), *re.findall(r"[a-z]+", collection.lower())}
+    return not names.isdisjoint(of_collection)

@@ -33,7 +33,7 @@ from agent.ejson import decode, encode, filter_key
 from agent.errors import ArgusError
 from agent.findings import Category
 from agent.history import HistoricalContext, fingerprint
-from agent.planners.heuristic.names import NameHints, hints_for
+from agent.planners.heuristic.names import NameHints, hints_for, names_own_key
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
@@ -363,7 +363,7 @@ def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, 
             description=f"have an empty {f.path} array",
             hypothesis="a writer stores an empty list instead of omitting it"))
     if dominant in ("string", "number", "objectId") and not f.in_array and not renamed:
-        _duplicates(f, hints, plan, own_key=_names_own_key(f.path, collection),
+        _duplicates(f, hints, plan, own_key=names_own_key(f.path, collection),
                     well_formed=fmt.regex if fmt is not None and not fmt.violation_matches else None)
 
 
@@ -443,19 +443,6 @@ def _identifier_shaped(f: FieldStats) -> bool:
     shape, n = s.shapes[0]
     return n >= 0.9 * s.count and "9" in shape and any(c in shape for c in "Aa") \
         and not any(c in shape for c in " @~…")
-
-
-def _names_own_key(path: str, collection: str) -> bool:
-    """``trip_id`` in ``trips`` (or ``trips_2025``), ``booking_ref`` in ``bookings``: the name says the field
-    identifies this collection's own documents, so no share of duplicates makes it a reference."""
-    words = re.findall(r"[A-Za-z][a-z]*|\d+", path.rsplit(".", 1)[-1])
-    if len(words) < 2 or not hints_for(path).key:
-        return False
-    entity = "".join(w.lower() for w in words[:-1])
-    names = {entity, entity + "s", entity + "es", entity[:-1] + "ies"}
-    # the collection's name, or one word of it (``trips_2025``, ``archived_trips``)
-    words_of_collection = {collection.lower(), *re.findall(r"[a-z]+", collection.lower())}
-    return bool(entity) and not names.isdisjoint(words_of_collection)
 
 
 def _duplicates(f: FieldStats, hints: NameHints, plan: _Plan, *, own_key: bool = False,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.findings import Category, Severity
-from agent.planners.heuristic.names import hints_for
+from agent.planners.heuristic.names import hints_for, names_own_key
 from agent.severity import severity_for
 
 
@@ -56,3 +56,11 @@ def test_quantities_that_cannot_be_negative(path: str) -> None:
                                             ("expires_at", False), ("next_visit", False), ("start_date", False)])
 def test_dates_of_events_that_have_happened(path: str, past: bool) -> None:
     assert hints_for(path).past_event is past
+
+
+@pytest.mark.parametrize(("path", "collection", "own"), [
+    ("trip_id", "trips", True), ("TripID", "Trips", True), ("booking_ref", "bookings", True),
+    ("category_id", "categories", True), ("trip_id", "trips_2025", True), ("customer_id", "orders", False),
+    ("id", "trips", False), ("trip_id", "tripsheets", False), ("trip_name", "trips", False)])
+def test_a_collections_own_key(path: str, collection: str, own: bool) -> None:
+    assert names_own_key(path, collection) is own
