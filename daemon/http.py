@@ -51,6 +51,8 @@ class HttpServer:
                     else:
                         self._json(404, {"error": f"no such path {path!r}",
                                          "paths": ["/metrics", "/healthz", "/readyz", "/status", "/runs/RUN_ID"]})
+                except (BrokenPipeError, ConnectionResetError):  # the client hung up (a probe timed out)
+                    log.debug("http_client_gone", path=path)
                 except Exception as exc:  # a broken page must not take the server down
                     log.error("http_error", path=path, error=type(exc).__name__)
                     self._json(500, {"error": type(exc).__name__})
