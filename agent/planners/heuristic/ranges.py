@@ -90,9 +90,13 @@ def _fences(spread: Spread, scale: Scale, *, lower: bool) -> list[Fence]:
 
 
 def _log_scale(q: dict[str, float]) -> bool:
-    """Right-skewed and positive in its bulk (amounts, durations): spread is multiplicative."""
-    lo, mid, hi = q["p25"], q["p50"], q["p75"]
-    return lo > 0 and mid > lo and (hi - mid) > SKEW_FOR_LOG * (mid - lo)
+    """Right-skewed and positive in its bulk (amounts, durations, counts of items): spread is
+    multiplicative. Judged on the quartiles, and on the deciles too: in small counts (1, 2, 3,
+    then a few 8s and 20s) the quartiles sit one step apart and hide the skew."""
+    quartiles = q["p25"] > 0 and q["p50"] > q["p25"] \
+        and (q["p75"] - q["p50"]) > SKEW_FOR_LOG * (q["p50"] - q["p25"])
+    deciles = q["p10"] > 0 and q["p50"] > q["p10"] and (q["p90"] - q["p50"]) > SKEW_FOR_LOG * (q["p50"] - q["p10"])
+    return quartiles or deciles
 
 
 def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:

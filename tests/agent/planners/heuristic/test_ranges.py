@@ -196,3 +196,12 @@ def test_impossible_durations_stay_impossible_as_they_grow(share: float) -> None
     bad = [bad_values[i % 5] for i in range(max(5, int(share * 3000)))]
     population = clean + bad
     assert _flagged(population, rng.sample(population, 1000), "duration_min") == sorted(bad_values)
+
+
+def test_a_long_tail_of_small_counts_is_not_an_outlier() -> None:
+    """Line items per invoice: mostly 1 to 4, some bulk orders of 8 and 20. The quartiles sit one
+    step apart; the skew shows in the deciles."""
+    rng = random.Random(4)
+    counts = rng.choices([1, 2, 3, 4, 8, 20], [40, 25, 15, 10, 7, 3], k=3000)
+    assert _flagged(counts, rng.sample(counts, 1000), "line_items") == []
+    assert _flagged(counts + [100_000] * 30, rng.sample(counts, 1000), "line_items") == [100_000]
