@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """Dose-response benchmark: does a defect stay found as it grows, and does clean data stay quiet?
 
-Usage: python bench/sweep.py [--size 3000] [--seed 7] [--quick] [--kinds KIND ...] [--rates R ...] [--strict]
+Usage: python bench/sweep.py [--size 3000] [--seed 7] [--set first|second] [--quick] [--kinds KIND ...]
+                             [--rates R ...] [--strict]
 
-Generates its own collections (a clinic's appointments, a fleet's trips, a library's loans), each
+Generates its own collections (a clinic's appointments, a fleet's trips, a library's loans; with
+``--set second`` a supplier's invoices and a weather network's readings, where each defect is
+written another way), each
 with exactly one planted defect of one kind on one field, at each rate, plus a clean copy of every
 domain as the control. The clean data has heavy tails, optional fields, rare but well-formed
 categories and dates in the future in fields of future events (``due_date``, ``expires_at``).
@@ -134,8 +137,39 @@ def loans(rng: random.Random, n: int) -> list[Doc]:
     return docs
 
 
+def invoices(rng: random.Random, n: int) -> list[Doc]:
+    """A supplier's invoices (second set)."""
+    docs = []
+    for i in range(n):
+        issued = _past(rng, 700)
+        terms = rng.choice([15, 30, 45, 60, 90])
+        domain = rng.choice(["acme.com", "globex.org", "initech.net"])
+        doc: Doc = {"invoice_no": f"INV-2024-{i:06d}", "customer_email": f"{rng.choice(_FIRST)}_{i}@{domain}",
+                    "amount_due": round(rng.lognormvariate(5.5, 0.9), 2), "issued_at": issued,
+                    "status": rng.choices(["paid", "open", "overdue", "void", "draft"], weights=[55, 20, 15, 8, 2])[0],
+                    "billing_phone": f"+{rng.choice([1, 44, 61])}-{rng.randint(200, 999)}-{rng.randint(100, 999)}-"
+                                     f"{rng.randint(1000, 9999)}",
+                    "line_items": rng.choices([1, 2, 3, 4, 8, 20], weights=[40, 25, 15, 10, 7, 3])[0],
+                    "contact_name": _name(rng), "payment_terms_days": terms}
+        if rng.random() < 0.4:
+            doc["due_date"] = issued + timedelta(days=terms)
+        docs.append(doc)
+    return docs
+
+
+def readings(rng: random.Random, n: int) -> list[Doc]:
+    """A weather network's sensor readings (second set): signed temperatures, bounded humidity."""
+    return [{"reading_id": f"{rng.getrandbits(64):016x}", "sensor": f"S-{rng.randint(1, 60):03d}",
+             "recorded_at": NOW - timedelta(minutes=rng.uniform(1, 60 * 24 * 90)),
+             "temperature_c": round(rng.gauss(12, 9), 2),
+             "humidity_pct": round(min(99.9, max(2.0, rng.gauss(60, 15))), 1),
+             "battery_mv": rng.randint(2900, 3600),
+             "firmware": rng.choices(["v1.2.0", "v1.3.1", "v2.0.0"], weights=[20, 70, 10])[0],
+             "site": rng.choice(["north", "south", "east", "west", "harbour", "airport"])} for _ in range(n)]
+
+
 DOMAINS: dict[str, Callable[[random.Random, int], list[Doc]]] = {
-    "appointments": appointments, "trips": trips, "loans": loans}
+    "appointments": appointments, "trips": trips, "loans": loans, "invoices": invoices, "readings": readings}
 
 # --- defects ------------------------------------------------------------------------------------
 
@@ -174,8 +208,26 @@ def _enum_variant(rng: random.Random, doc: Doc) -> str:
                         "no_show": "no-show", "rescheduled": "re-scheduled"}[status]])
 
 
-def _duplicate(rng: random.Random, doc: Doc, i: int, docs: list[Doc]) -> None:
-    doc["trip_id"] = docs[i - 1]["trip_id"]  # the previous document is never corrupted (see _plant)
+def _duplicate(field: str) -> Callable[[random.Random, Doc, int, list[Doc]], None]:
+    def corrupt(rng: random.Random, doc: Doc, i: int, docs: list[Doc]) -> None:
+        doc[field] = docs[i - 1][field]  # the previous document is never corrupted (see _plant)
+    return corrupt
+
+
+def _status_typo(rng: random.Random, doc: Doc) -> str:
+    status = doc["status"]
+    swapped = status[0] + status[2] + status[1] + status[3:] if len(status) > 3 else status + "x"
+    return rng.choice([status.upper(), status.capitalize(), status + " ", status[:-1], swapped])
+
+
+def _bad_invoice_email(rng: random.Random, doc: Doc) -> str:
+    user = doc["customer_email"].split("@")[0]
+    return rng.choice([user, f"{user}@", f"{user}@acme", f"{user}@@acme.com", f"{user} @acme.com"])
+
+
+def _bad_billing_phone(rng: random.Random, doc: Doc) -> str:
+    digits = "".join(c for c in doc["billing_phone"] if c.isdigit())
+    return rng.choice([digits, f"({digits[:3]}) {digits[3:]}", digits[:7], f"+{digits}ext"])
 
 
 DEFECTS: dict[str, Defect] = {d.kind: d for d in [
@@ -192,10 +244,37 @@ DEFECTS: dict[str, Defect] = {d.kind: d for d in [
     Defect("required_null", "trips", "vehicle_id", frozenset({"null_rate"}), _set("vehicle_id", lambda r, d: None)),
     Defect("placeholder", "loans", "member_name", frozenset({"empty_value"}),
            _set("member_name", lambda r, d: r.choice(["N/A", "n/a", "TBD", "-", "unknown", "none", "?"]))),
-    Defect("duplicate_key", "trips", "trip_id", frozenset({"duplicate_value"}), _duplicate, truth_is_groups=True),
+    Defect("duplicate_key", "trips", "trip_id", frozenset({"duplicate_value"}), _duplicate("trip_id"),
+           truth_is_groups=True),
     Defect("impossible_count", "appointments", "duration_min", frozenset({"outlier_value"}),
            _set("duration_min", lambda r, d: r.choice([-30, -15, 0, 1440 * 7, 99_999]))),
 ]}
+
+# The second set: the same kinds on other domains and other spellings of each defect.
+SECOND: dict[str, Defect] = {d.kind: d for d in [
+    Defect("negative_amount", "invoices", "amount_due", frozenset({"outlier_value"}),
+           _set("amount_due", lambda r, d: -d["amount_due"])),
+    Defect("future_past_date", "invoices", "issued_at", frozenset({"outlier_value"}),
+           _set("issued_at", lambda r, d: NOW + timedelta(days=r.uniform(20, 900)))),
+    Defect("number_as_string", "invoices", "line_items", frozenset({"type_mismatch"}),
+           _set("line_items", lambda r, d: str(d["line_items"]))),
+    Defect("enum_variant", "invoices", "status", frozenset({"enum_violation", "format_violation"}),
+           _set("status", _status_typo)),
+    Defect("bad_email", "invoices", "customer_email", frozenset({"format_violation"}),
+           _set("customer_email", _bad_invoice_email)),
+    Defect("bad_phone", "invoices", "billing_phone", frozenset({"format_violation"}),
+           _set("billing_phone", _bad_billing_phone)),
+    Defect("required_null", "readings", "sensor", frozenset({"null_rate"}), _set("sensor", lambda r, d: None)),
+    Defect("placeholder", "invoices", "contact_name", frozenset({"empty_value"}),
+           _set("contact_name", lambda r, d: r.choice(["N/A", "unknown", "-", "", "TBD", "null", "?"]))),
+    Defect("duplicate_key", "invoices", "invoice_no", frozenset({"duplicate_value"}), _duplicate("invoice_no"),
+           truth_is_groups=True),
+    Defect("impossible_count", "invoices", "line_items", frozenset({"outlier_value"}),
+           _set("line_items", lambda r, d: r.choice([-1, -4, 100_000]))),
+    Defect("impossible_range", "readings", "humidity_pct", frozenset({"outlier_value"}),
+           _set("humidity_pct", lambda r, d: r.choice([-5.0, 140.0, 999.0]))),
+]}
+SETS: dict[str, dict[str, Defect]] = {"first": DEFECTS, "second": SECOND}
 
 
 def _plant(defect: Defect, rate: float, size: int, seed: int) -> tuple[list[Doc], int]:
@@ -267,7 +346,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--quick", action="store_true", help=f"CI: 400 documents, rates "
                                                              f"{', '.join(map(_rate_label, QUICK_RATES))}")
-    parser.add_argument("--kinds", nargs="+", choices=sorted(DEFECTS), default=None, help="only these defect kinds")
+    parser.add_argument("--set", choices=sorted(SETS), default="first",
+                        help="first: appointments, trips, loans (default); second: invoices and sensor readings, "
+                             "with other spellings of each defect")
+    parser.add_argument("--kinds", nargs="+", choices=sorted(set(DEFECTS) | set(SECOND)), default=None,
+                        help="only these defect kinds")
     parser.add_argument("--rates", nargs="+", type=float, default=None, help="fractions, e.g. 0.02 0.2")
     parser.add_argument("--no-control", action="store_true", help="skip the clean control collections")
     parser.add_argument("--strict", action="store_true", help="exit 1 unless every cell is found, no clean field "
@@ -277,21 +360,25 @@ def main(argv: list[str] | None = None) -> int:
     rates = tuple(args.rates) if args.rates else (QUICK_RATES if args.quick else RATES)
     if size < 20 or any(not 0 < r < 0.5 for r in rates):
         parser.error("--size must be at least 20 and every rate between 0 and 0.5")
-    kinds = args.kinds or list(DEFECTS)
+    defects = SETS[args.set]
+    kinds = args.kinds or list(defects)
+    if any(k not in defects for k in kinds):
+        parser.error(f"the {args.set} set has the kinds {', '.join(defects)}")
     configure_logging("WARNING")
     folder = Path(tempfile.mkdtemp(prefix="argus-sweep-"))
     started = time.perf_counter()
 
     cells: dict[tuple[str, float], Cell] = {}
     for kind in kinds:
-        defect = DEFECTS[kind]
+        defect = defects[kind]
         for rate in rates:
             docs, truth = _plant(defect, rate, size, args.seed)
             report, seconds = _audit(docs, f"{defect.domain}_{kind}_{rate:g}", folder)
             cells[(kind, rate)] = _score(defect, rate, truth, report, seconds)
     control: dict[str, AuditReport] = {}
     if not args.no_control:
-        for domain, make in DOMAINS.items():
+        for domain in sorted({d.domain for d in defects.values()}):
+            make = DOMAINS[domain]
             control[domain], _ = _audit(make(random.Random(f"{args.seed}:control:{domain}"), size),
                                         f"{domain}_clean", folder)
 
@@ -304,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'kind':<18} {'field':<22}" + "".join(f"{_rate_label(r):>{width}}" for r in rates) + "   found")
     for kind in kinds:
         row = [cells[(kind, r)] for r in rates]
-        defect = DEFECTS[kind]
+        defect = defects[kind]
         print(f"{kind:<18} {defect.domain + '.' + defect.field:<22}" + "".join(f"{c.text():>{width}}" for c in row)
               + f"   {sum(c.found for c in row)}/{len(row)}")
     found = sum(c.found for c in cells.values())

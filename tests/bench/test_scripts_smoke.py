@@ -26,6 +26,19 @@ def test_sweep_prints_the_matrix_and_exits_zero_when_it_measured() -> None:
     assert any(line.startswith("false positives on clean fields: ") for line in lines)
 
 
+def test_sweep_runs_its_second_set_of_domains() -> None:
+    done = _run("bench/sweep.py", "--set", "second", "--size", "200", "--kinds", "impossible_range", "--rates", "0.05")
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.startswith("impossible_range"))
+    assert row.split()[1] == "readings.humidity_pct"
+    assert "control (clean invoices, readings)" in done.stdout
+
+
+def test_sweep_names_the_kinds_of_the_set_it_runs() -> None:
+    done = _run("bench/sweep.py", "--kinds", "impossible_range")
+    assert done.returncode == 2 and "the first set has the kinds" in done.stderr
+
+
 def test_sweep_refuses_rates_it_cannot_plant() -> None:
     done = _run("bench/sweep.py", "--rates", "0.7")
     assert done.returncode == 2 and "every rate between 0 and 0.5" in done.stderr
