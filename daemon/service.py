@@ -379,13 +379,8 @@ class Daemon:
             log.warning("audits_interrupted", schedules=interrupted, grace_s=grace)
             self.runner.interrupt_all()
             if not self.runner.wait_idle(reserve):
-                current = self.scheduler.schedules
-                for p in self.runner.running():
-                    if current and p.schedule in current.schedules:
-                        report = self.runner.failed_report(current.schedules[p.schedule], p,
-                                                           "interrupted at shutdown while a query was running",
-                                                           reason="interrupted")
-                        self.runner.finish(p.schedule, report)
+                self.runner.record_interrupted()
+                self.runner.wait_idle(_FINAL_DRAIN_WAIT_S)  # only audits keeping their own report are left
         left = self.runner.drain(wait_s=_FINAL_DRAIN_WAIT_S)
         if left:
             log.warning("shutdown_with_spooled_reports", spooled=left, spool=str(self.spool.directory))
