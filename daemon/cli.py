@@ -449,8 +449,10 @@ def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="t
     while not service.wait(1.0):
         pass
     service.shutdown()
-    if any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon):
-        # an audit thread stuck in a query past its time limit: its run is recorded as interrupted
+    if service.must_exit_now() or any(t.is_alive() for t in threading.enumerate()
+                                      if t is not threading.main_thread() and not t.daemon):
+        # an audit thread stuck in a query past its time limit (its run is recorded as interrupted):
+        # a normal exit would join it, the audit pool's threads included, however long it takes
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_OK)

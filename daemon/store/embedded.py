@@ -132,6 +132,14 @@ class EmbeddedSupervisor:
             if info is not None and info.process is not None and info.process.ppid() == os.getpid():
                 os.waitpid(info.process.pid, os.WNOHANG)
 
+    def stop(self) -> None:
+        """Stop the server this process started (unless another process still uses it), as the
+        wheel would at a clean interpreter exit."""
+        try:
+            self.db.server.cleanup()
+        except Exception as exc:  # best effort: the next start joins a server still running
+            log.warning("embedded_database_stop_failed", pgdata=str(self.db.pgdata), error=type(exc).__name__)
+
     def describe(self) -> str | None:
         """Why the embedded server is not usable, for /readyz; None when it runs."""
         if self.up:

@@ -114,6 +114,83 @@ def test_sigterm_mid_audit_stores_the_run_once_as_interrupted_within_the_grace_p
     assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
 
 
+def _stuck_in_a_query(tmp_path: Path, chat_server: Any) -> tuple[Path, Any]:
+    """A schedule whose audit sits in one in-memory query that nothing in the process can end
+    before the run's 30 s budget (polynomial backtracking: hours of work on each value)."""
+    server = chat_server([tool_reply("run_query", {"filter": {"email": {"$regex": "a.*a.*a.*a.*a.*b"}}, "limit": 0})],
+                         default=tool_reply("conclude", {}))
+    data = tmp_path / "orders.jsonl"
+    data.write_text("".join(f'{{"order_no": "O-{i}", "email": "{"a" * 400}!"}}\n' for i in range(20)))
+    path = tmp_path / "schedules.yaml"
+    write_schedules(path, {"orders": data}, time_budget="30s", max_time_ms=600000, planner="llm",
+                    llm={"model": "m", "base_url": server.base_url, "max_retries": 0})
+    return path, server
+
+
+def _sigterm_in_the_query(daemon: DaemonProcess, server: Any) -> float:
+    """SIGTERM once the planner has asked for the query; returns how long the daemon took to exit."""
+    try:
+        daemon.wait_until("the query under way", lambda: len(server.requests) >= 1
+                          and bool(daemon.status()["in_progress"]))
+    finally:
+        daemon.proc.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        code = daemon.stop()
+        took = time.monotonic() - sent
+    assert code == 0, daemon.tail()
+    return took
+
+
+def test_sigterm_during_a_query_nothing_can_stop_exits_within_the_grace_period(
+        pg_dsn: str, tmp_path: Path, chat_server: Any) -> None:
+    path, server = _stuck_in_a_query(tmp_path, chat_server)
+    daemon = DaemonProcess(path, _env(tmp_path, pg_dsn, ARGUS_SHUTDOWN_GRACE_S="2"), tmp_path / "daemon.log")
+    took = _sigterm_in_the_query(daemon, server)
+    assert took <= 2 + 10, daemon.tail()                                 # not the 30 s the query would hold it
+    [run] = stored_runs(pg_dsn)
+    assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_stuck_query_stops_the_embedded_database_the_daemon_started(
+        tmp_path: Path, chat_server: Any) -> None:
+    path, server = _stuck_in_a_query(tmp_path, chat_server)
+    daemon = DaemonProcess(path, _env(tmp_path, None, ARGUS_SHUTDOWN_GRACE_S="2"), tmp_path / "daemon.log")
+    took = _sigterm_in_the_query(daemon, server)
+    assert took <= 2 + 10, daemon.tail()
+    left_running = (tmp_path / "data" / "pgdata" / "postmaster.pid").exists()
+    db = start_embedded(tmp_path / "data")
+    try:
+        [run] = stored_runs(db.uri)
+    finally:
+        db.server.cleanup()
+    assert not left_running, daemon.tail()                               # no server left behind
+    assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
+
+
+@pytest.mark.slow
+def test_a_run_interrupted_at_shutdown_is_not_stored_or_replayed_again_after_a_restart(
+        pg_dsn: str, tmp_path: Path, chat_server: Any) -> None:
+    path, server = _stuck_in_a_query(tmp_path, chat_server)
+    env = _env(tmp_path, pg_dsn, ARGUS_SHUTDOWN_GRACE_S="2")
+    first = DaemonProcess(path, env, tmp_path / "first.log")
+    _sigterm_in_the_query(first, server)
+    [run] = stored_runs(pg_dsn)
+    assert sorted(p.name for p in (tmp_path / "data" / "spool").glob("*.json")) == []   # nothing left to replay
+    write_schedules(path, {"orders": tmp_path / "orders.jsonl"}, run_at_start=False)
+    second = DaemonProcess(path, env, tmp_path / "second.log")
+    try:
+        second.wait_until("the restarted daemon ready", lambda: second.get("/readyz")[0] == 200)
+    finally:
+        assert second.stop() == 0, second.tail()
+    assert stored_runs(pg_dsn) == [run]                                   # one row, its outcome untouched
+    assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
+    with psycopg.connect(pg_dsn) as conn:                                 # its firing ran: no sweep takes it for lost
+        claims = conn.execute("select run_id from schedule_triggers").fetchall()
+    assert claims == [(run["id"],)]
+    assert [e["event"] for e in second.events() if e.get("run_id") == str(run["id"])] == []
+
+
 def _replace(path: Path, content: bytes) -> None:
     """Write as editors and config management do: whole, so the watcher never sees half a file."""
     tmp = path.with_suffix(".tmp")
