@@ -50,6 +50,7 @@ _SWEEP_EVERY_S = 30.0  # runs lost by replicas that died are recorded this often
 _READY_CACHE_S = 2.0
 _INTERRUPT_WAIT_S = 3.0
 _FINAL_DRAIN_WAIT_S = 30.0  # a worker storing a big report holds the drain lock meanwhile
+_EMBEDDED_STOP_WAIT_S = 5.0
 
 
 class Daemon:
@@ -398,7 +399,7 @@ class Daemon:
         if self.embedded is not None:  # here, not at exit: an audit thread stuck in a query means no clean exit
             if self._supervisor is not None:
                 self._supervisor.join(_INTERRUPT_WAIT_S)  # it saw the stop; it must not start the server again
-            self.embedded.stop()
+            self.embedded.stop(_EMBEDDED_STOP_WAIT_S)
         log.info("daemon_stopped", interrupted=len(interrupted), spooled=left)
         return interrupted
 
