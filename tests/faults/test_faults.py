@@ -193,6 +193,18 @@ def test_a_run_interrupted_at_shutdown_is_not_stored_or_replayed_again_after_a_r
     assert [e["event"] for e in second.events() if e.get("run_id") == str(run["id"])] == []
 
 
+@pytest.mark.slow
+def test_sigterm_while_the_daemon_starts_is_a_clean_stop(tmp_path: Path) -> None:
+    path = tmp_path / "schedules.yaml"
+    write_schedules(path, {"orders": slow_collection(tmp_path, documents=50)})
+    daemon = DaemonProcess(path, _env(tmp_path, None), tmp_path / "daemon.log")
+    pgdata = tmp_path / "data" / "pgdata"
+    took = _sigterm_when(daemon, "the embedded database being created", pgdata.exists)
+    assert took <= 30 + 10, daemon.tail()
+    assert [e["event"] for e in daemon.events()][-1] == "daemon_stopped"
+    assert not (pgdata / "postmaster.pid").exists()
+
+
 def _replace(path: Path, content: bytes) -> None:
     """Write as editors and config management do: whole, so the watcher never sees half a file."""
     tmp = path.with_suffix(".tmp")
