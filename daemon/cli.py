@@ -435,13 +435,14 @@ def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="t
     except ValueError as exc:
         raise _fail(str(exc)) from None
     service = Daemon(settings, schedules_path=schedules or settings.schedules, listen=address)
+    # before start: a SIGTERM while it starts (audits already running, /readyz answering) is a clean stop
+    service.install_signal_handlers()
     try:
         service.start()
     except ScheduleError as exc:
         raise _fail("the schedules file is invalid:\n" + "\n".join(exc.problems)) from None
     except (ArgusError, OSError) as exc:
         raise _fail(f"cannot start: {exc}") from None
-    service.install_signal_handlers()
     host, port = (str(service.http.address[0]), int(service.http.address[1])) if service.http else address
     shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     Console(stderr=True).print(f"argus daemon: status http://{shown}:{port}/status · metrics http://{shown}:{port}"
@@ -449,8 +450,10 @@ def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="t
     while not service.wait(1.0):
         pass
     service.shutdown()
-    if any(t.is_alive() for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon):
-        # an audit thread stuck in a query past its time limit: its run is recorded as interrupted
+    if service.must_exit_now() or any(t.is_alive() for t in threading.enumerate()
+                                      if t is not threading.main_thread() and not t.daemon):
+        # an audit thread stuck in a query past its time limit (its run is recorded as interrupted):
+        # a normal exit would join it, the audit pool's threads included, however long it takes
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(EXIT_OK)

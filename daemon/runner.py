@@ -73,6 +73,9 @@ class Progress:
     findings: int = 0
     last_action: str | None = None
     stop: threading.Event = field(default_factory=threading.Event)
+    resolved: ResolvedSchedule | None = field(default=None, repr=False)  # as the run began, whatever reloads do
+    scheduled_for: datetime | None = None  # the firing it runs, None for an ad-hoc run
+    finishing: bool = False  # its thread owns the final record: shutdown leaves the run to it
 
     def on_step(self, state: AgentState, entry: TraceEntry) -> None:
         self.iteration = state.iteration
@@ -107,6 +110,9 @@ class ScheduleRunner:
         self._lock = threading.Lock()
         self._drain_lock = threading.Lock()
         self._lost_recorded: set[UUID] = set()
+        # runs recorded as interrupted by shutdown while their thread was still inside the audit: the
+        # thread, whenever it returns, drops its report (one record per run, one owner of it)
+        self._abandoned: set[UUID] = set()
         self._counted_spooled: set[str] = set()  # spool files already counted as waiting for the database
         self._idle = threading.Condition(self._lock)
 
@@ -139,6 +145,8 @@ class ScheduleRunner:
         except Exception as exc:  # never into the scheduler: APScheduler would only print it
             log.error("trigger_crashed", schedule=name, run_id=str(run_id), error=type(exc).__name__,
                       where=traceback.format_exc(limit=-1).strip().splitlines()[-1][:200])
+            return None
+        if report is None:  # recorded as interrupted at shutdown while this thread could not stop
             return None
         bound.info("trigger_done", run_id=str(report.run_id), outcome=report.outcome, findings=len(report.findings))
         if report.outcome == "failed":  # the reason, as /status gives it (reports carry no secret)
@@ -227,21 +235,31 @@ class ScheduleRunner:
         log.info("trigger_skipped", schedule=name, reason=reason, detail=why)
 
     def _audit(self, schedules: ScheduleSet, schedule: ResolvedSchedule, scheduled_at: datetime | None,
-               run_id: UUID) -> AuditReport:
+               run_id: UUID) -> AuditReport | None:
+        """The run's report, kept (spooled, then stored); None when shutdown recorded the run as
+        interrupted before the audit returned, so the late report is dropped."""
         options = schedule.settings.audit_options()
         progress = Progress(schedule.name, run_id, self.clock.now(), options.max_iterations, options.time_budget_s,
-                            f"{schedule.database}.{schedule.collection}")
+                            f"{schedule.database}.{schedule.collection}", resolved=schedule,
+                            scheduled_for=scheduled_at)
         with self._lock:
             self.in_progress[run_id] = progress
             self.metrics.in_progress.set(len(self.in_progress))
         try:
             report = self._audit_or_fail(schedules, schedule, progress)
+            with self._lock:
+                owned = run_id not in self._abandoned
+                progress.finishing = owned
+            if not owned:
+                log.info("late_report_dropped", schedule=schedule.name, run_id=str(run_id), outcome=report.outcome)
+                return None
             report = report.model_copy(update={"schedule": schedule.name, "scheduled_for": scheduled_at,
                                                "replica": self.replica})
             self._keep(schedule.name, report)  # spooled before "idle": a shutdown's final drain finds it
         finally:
             with self._lock:
                 self.in_progress.pop(run_id, None)
+                self._abandoned.discard(run_id)
                 self.metrics.in_progress.set(len(self.in_progress))
                 self._idle.notify_all()
         self._store_spooled()
@@ -408,3 +426,27 @@ class ScheduleRunner:
     def interrupt_all(self) -> None:
         for progress in self.running():
             progress.stop.set()
+
+    def record_interrupted(self) -> list[str]:
+        """Record every audit still running as interrupted, taking its final record from its thread
+        (stuck in a query nothing can stop, it may return at any time, or never). Returns their
+        schedules. An audit whose thread is already keeping its own report is left to it."""
+        taken = []
+        with self._lock:
+            for progress in list(self.in_progress.values()):
+                if not progress.finishing and progress.resolved is not None:
+                    self.in_progress.pop(progress.run_id)
+                    self._abandoned.add(progress.run_id)
+                    taken.append(progress)
+            self.metrics.in_progress.set(len(self.in_progress))
+        for progress in taken:
+            assert progress.resolved is not None
+            report = self.failed_report(progress.resolved, progress,
+                                        "interrupted at shutdown while a query was running", reason="interrupted")
+            self.finish(progress.schedule, report.model_copy(update={"scheduled_for": progress.scheduled_for}))
+        return [p.schedule for p in taken]
+
+    def busy(self) -> bool:
+        """True while an audit thread is still inside an audit, its run recorded or not."""
+        with self._lock:
+            return bool(self.in_progress or self._abandoned)

@@ -2,7 +2,8 @@
 
 Signals: SIGHUP reloads the schedules now (the file is also polled). SIGTERM and SIGINT stop
 taking triggers, give running audits ``ARGUS_SHUTDOWN_GRACE_S`` to finish, interrupt the rest
-(they end as partial, termination ``interrupted``, and are stored), and exit 0.
+(they end as partial, termination ``interrupted``, and are stored), and exit 0, without waiting
+for an audit thread stuck in a query (its late report is dropped: the run is recorded once).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ _SWEEP_EVERY_S = 30.0  # runs lost by replicas that died are recorded this often
 _READY_CACHE_S = 2.0
 _INTERRUPT_WAIT_S = 3.0
 _FINAL_DRAIN_WAIT_S = 30.0  # a worker storing a big report holds the drain lock meanwhile
+_EMBEDDED_STOP_WAIT_S = 5.0
 
 
 class Daemon:
@@ -69,6 +71,7 @@ class Daemon:
         self.http: HttpServer | None = None
         self.embedded: EmbeddedSupervisor | None = None
         self._threads: list[threading.Thread] = []
+        self._supervisor: threading.Thread | None = None  # restarts the embedded server until the stop
 
     # --- start -----------------------------------------------------------------------------------
 
@@ -114,6 +117,8 @@ class Daemon:
             thread = threading.Thread(target=target, name=name, daemon=True)
             thread.start()
             self._threads.append(thread)
+            if name == "argus-embedded-db":
+                self._supervisor = thread
         log.info("daemon_started", version=ARGUS_VERSION, schedules=str(self.schedules_path),
                  enabled=len(changes["added"]), store=self.store_where, listen=f"{self.listen[0]}:{self.listen[1]}",
                  workers=self.settings.workers)
@@ -379,13 +384,8 @@ class Daemon:
             log.warning("audits_interrupted", schedules=interrupted, grace_s=grace)
             self.runner.interrupt_all()
             if not self.runner.wait_idle(reserve):
-                current = self.scheduler.schedules
-                for p in self.runner.running():
-                    if current and p.schedule in current.schedules:
-                        report = self.runner.failed_report(current.schedules[p.schedule], p,
-                                                           "interrupted at shutdown while a query was running",
-                                                           reason="interrupted")
-                        self.runner.finish(p.schedule, report)
+                self.runner.record_interrupted()
+                self.runner.wait_idle(_FINAL_DRAIN_WAIT_S)  # only audits keeping their own report are left
         left = self.runner.drain(wait_s=_FINAL_DRAIN_WAIT_S)
         if left:
             log.warning("shutdown_with_spooled_reports", spooled=left, spool=str(self.spool.directory))
@@ -396,5 +396,15 @@ class Daemon:
             self.http.stop()
         self.store.close()
         self.sources.close()
+        if self.embedded is not None:  # here, not at exit: an audit thread stuck in a query means no clean exit
+            if self._supervisor is not None:
+                self._supervisor.join(_INTERRUPT_WAIT_S)  # it saw the stop; it must not start the server again
+            self.embedded.stop(_EMBEDDED_STOP_WAIT_S)
         log.info("daemon_stopped", interrupted=len(interrupted), spooled=left)
         return interrupted
+
+    def must_exit_now(self) -> bool:
+        """After ``shutdown``: True when an audit thread is still inside an audit nothing could stop
+        (its run recorded as interrupted); the interpreter would wait for it at exit, so the process
+        must end without waiting (``os._exit``)."""
+        return self.runner.busy()

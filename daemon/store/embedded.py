@@ -132,6 +132,27 @@ class EmbeddedSupervisor:
             if info is not None and info.process is not None and info.process.ppid() == os.getpid():
                 os.waitpid(info.process.pid, os.WNOHANG)
 
+    def stop(self, wait_s: float) -> bool:
+        """Stop the server this process started (unless another process still uses it), as the
+        wheel would at a clean interpreter exit, waiting at most ``wait_s``: the wheel takes a lock
+        shared by every process on the machine that starts a server. False when it did not stop
+        in time (the next start joins the server still running)."""
+        stopped, finished = threading.Event(), threading.Event()
+
+        def stop() -> None:
+            try:
+                self.db.server.cleanup()
+                stopped.set()
+            except Exception as exc:
+                log.warning("embedded_database_stop_failed", pgdata=str(self.db.pgdata), error=type(exc).__name__)
+            finally:
+                finished.set()
+
+        threading.Thread(target=stop, name="argus-embedded-stop", daemon=True).start()
+        if not finished.wait(wait_s):
+            log.warning("embedded_database_left_running", pgdata=str(self.db.pgdata), waited_s=wait_s)
+        return stopped.is_set()
+
     def describe(self) -> str | None:
         """Why the embedded server is not usable, for /readyz; None when it runs."""
         if self.up:

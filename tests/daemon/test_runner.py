@@ -175,3 +175,30 @@ def test_a_run_stores_and_exports_what_it_cost_the_database(store: PostgresStore
     assert metrics.sample("argus_db_passes_total", {"schedule": "orders"}) == cost.passes
     assert metrics.sample("argus_db_queries_total", {"schedule": "orders"}) == cost.queries_sent
     assert metrics.sample("argus_db_request_units_total", {"schedule": "orders"}) == 0.0
+
+
+def test_an_audit_returning_after_shutdown_recorded_it_as_interrupted_is_not_kept_again(
+        store: PostgresStore, pg_dsn: str, schedules: ScheduleSet, tmp_path: Path) -> None:
+    runner = _runner(store, tmp_path)
+    original = runner.sources.target
+    inside, release = threading.Event(), threading.Event()
+
+    def stuck(*args, **kwargs):  # type: ignore[no-untyped-def]
+        inside.set()
+        release.wait(30)                         # a query nothing in the process can stop
+        return original(*args, **kwargs)
+
+    runner.sources.target = stuck  # type: ignore[method-assign]
+    returned: list[object] = []
+    worker = threading.Thread(target=lambda: returned.append(runner.run(schedules, "orders", scheduled_at=AT)))
+    worker.start()
+    assert inside.wait(30)
+    runner.interrupt_all()
+    assert runner.record_interrupted() == ["orders"]                   # the grace period is over
+    assert runner.busy()                                               # its thread is still in the query
+    release.set()
+    worker.join(30)
+    assert returned == [None] and not runner.busy()
+    assert _runs(pg_dsn) == [("orders", "partial", AT, "r1", "interrupted at shutdown while a query was running")]
+    assert len(runner.spool) == 0
+    assert runner.metrics.sample("argus_audit_runs_total", {"schedule": "orders", "outcome": "partial"}) == 1

@@ -8,6 +8,7 @@ from __future__ import annotations
 import signal
 import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,22 +97,112 @@ def test_the_embedded_database_killed_under_the_daemon_is_started_again(tmp_path
     assert len(stored) == len(set(stored)) and set(finished) <= set(stored)   # every run stored, none twice
 
 
-def test_sigterm_mid_audit_stores_the_run_once_as_interrupted_within_the_grace_period(
-        pg_dsn: str, tmp_path: Path) -> None:
+def _stuck_in_a_query(tmp_path: Path, chat_server: Any, *, time_budget: str = "30s",
+                      every: str = "1d") -> tuple[Path, Any]:
+    """A schedule whose audit sits in one in-memory query that nothing in the process can end
+    before the run's budget. Polynomial backtracking the guard lets through (it refuses the
+    exponential kind, ^(a+)+$): hours on one 400-character value, in C, holding the interpreter lock."""
+    server = chat_server([tool_reply("run_query", {"filter": {"email": {"$regex": "a.*a.*a.*a.*a.*b"}}, "limit": 0})],
+                         default=tool_reply("conclude", {}))
+    data = tmp_path / "orders.jsonl"
+    data.write_text("".join(f'{{"order_no": "O-{i}", "email": "{"a" * 400}!"}}\n' for i in range(20)))
     path = tmp_path / "schedules.yaml"
-    write_schedules(path, {"orders": slow_collection(tmp_path, documents=20000)})
-    daemon = DaemonProcess(path, _env(tmp_path, pg_dsn, ARGUS_SHUTDOWN_GRACE_S="2"), tmp_path / "daemon.log")
+    write_schedules(path, {"orders": data}, every=every, time_budget=time_budget, max_time_ms=600000, planner="llm",
+                    llm={"model": "m", "base_url": server.base_url, "max_retries": 0})
+    return path, server
+
+
+def _sigterm_when(daemon: DaemonProcess, what: str, ready: Callable[[], bool]) -> float:
+    """SIGTERM once ``ready()``; asserts the daemon exited 0 and returns how long it took."""
     try:
-        daemon.wait_until("the audit under way", lambda: bool(daemon.status()["in_progress"]))
+        daemon.wait_until(what, ready)
     finally:
         daemon.proc.send_signal(signal.SIGTERM)
         sent = time.monotonic()
         code = daemon.stop()
         took = time.monotonic() - sent
     assert code == 0, daemon.tail()
+    return took
+
+
+def _sigterm_in_the_query(daemon: DaemonProcess, server: Any) -> float:
+    """SIGTERM once the planner has asked for the query."""
+    return _sigterm_when(daemon, "the query under way", lambda: len(server.requests) >= 1
+                         and bool(daemon.status()["in_progress"]))
+
+
+def test_sigterm_mid_audit_stores_the_run_once_as_interrupted_within_the_grace_period(
+        pg_dsn: str, tmp_path: Path) -> None:
+    path = tmp_path / "schedules.yaml"
+    write_schedules(path, {"orders": slow_collection(tmp_path, documents=20000)})
+    daemon = DaemonProcess(path, _env(tmp_path, pg_dsn, ARGUS_SHUTDOWN_GRACE_S="2"), tmp_path / "daemon.log")
+    took = _sigterm_when(daemon, "the audit under way", lambda: bool(daemon.status()["in_progress"]))
     assert took <= 2 + 10
     [run] = stored_runs(pg_dsn)
     assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
+
+
+def test_sigterm_during_a_query_nothing_can_stop_exits_within_the_grace_period(
+        pg_dsn: str, tmp_path: Path, chat_server: Any) -> None:
+    path, server = _stuck_in_a_query(tmp_path, chat_server)
+    daemon = DaemonProcess(path, _env(tmp_path, pg_dsn, ARGUS_SHUTDOWN_GRACE_S="2"), tmp_path / "daemon.log")
+    took = _sigterm_in_the_query(daemon, server)
+    assert took <= 2 + 10, daemon.tail()                                 # not the 30 s the query would hold it
+    [run] = stored_runs(pg_dsn)
+    assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_stuck_query_stops_the_embedded_database_the_daemon_started(
+        tmp_path: Path, chat_server: Any) -> None:
+    # fires again soon: the first firing may find the database the daemon is starting not yet open
+    path, server = _stuck_in_a_query(tmp_path, chat_server, every="2s")
+    daemon = DaemonProcess(path, _env(tmp_path, None, ARGUS_SHUTDOWN_GRACE_S="2"), tmp_path / "daemon.log")
+    took = _sigterm_in_the_query(daemon, server)
+    assert took <= 2 + 10, daemon.tail()
+    left_running = (tmp_path / "data" / "pgdata" / "postmaster.pid").exists()
+    db = start_embedded(tmp_path / "data")
+    try:
+        [run] = stored_runs(db.uri)
+    finally:
+        db.server.cleanup()
+    assert not left_running, daemon.tail()                               # no server left behind
+    assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
+
+
+@pytest.mark.slow
+def test_a_run_interrupted_at_shutdown_is_not_stored_or_replayed_again_after_a_restart(
+        pg_dsn: str, tmp_path: Path, chat_server: Any) -> None:
+    path, server = _stuck_in_a_query(tmp_path, chat_server)
+    env = _env(tmp_path, pg_dsn, ARGUS_SHUTDOWN_GRACE_S="2")
+    first = DaemonProcess(path, env, tmp_path / "first.log")
+    _sigterm_in_the_query(first, server)
+    [run] = stored_runs(pg_dsn)
+    assert sorted(p.name for p in (tmp_path / "data" / "spool").glob("*.json")) == []   # nothing left to replay
+    write_schedules(path, {"orders": tmp_path / "orders.jsonl"}, run_at_start=False)
+    second = DaemonProcess(path, env, tmp_path / "second.log")
+    try:
+        second.wait_until("the restarted daemon ready", lambda: second.get("/readyz")[0] == 200)
+    finally:
+        assert second.stop() == 0, second.tail()
+    assert stored_runs(pg_dsn) == [run]                                   # one row, its outcome untouched
+    assert (run["outcome"], run["termination_reason"]) == ("partial", "interrupted")
+    with psycopg.connect(pg_dsn) as conn:                                 # its firing ran: no sweep takes it for lost
+        claims = conn.execute("select run_id from schedule_triggers").fetchall()
+    assert claims == [(run["id"],)]
+    assert [e["event"] for e in second.events() if e.get("run_id") == str(run["id"])] == []
+
+
+@pytest.mark.slow
+def test_sigterm_while_the_daemon_starts_is_a_clean_stop(tmp_path: Path) -> None:
+    path = tmp_path / "schedules.yaml"
+    write_schedules(path, {"orders": slow_collection(tmp_path, documents=50)})
+    daemon = DaemonProcess(path, _env(tmp_path, None), tmp_path / "daemon.log")
+    pgdata = tmp_path / "data" / "pgdata"
+    took = _sigterm_when(daemon, "the embedded database being created", pgdata.exists)
+    assert took <= 30 + 10, daemon.tail()
+    assert [e["event"] for e in daemon.events()][-1] == "daemon_stopped"
+    assert not (pgdata / "postmaster.pid").exists()
 
 
 def _replace(path: Path, content: bytes) -> None:
@@ -157,15 +248,7 @@ def test_every_broken_schedules_file_is_reported_and_the_next_good_edit_applies(
 
 def test_a_catastrophic_regex_in_memory_ends_within_the_run_budget(pg_dsn: str, tmp_path: Path,
                                                                    chat_server: Any) -> None:
-    # Polynomial backtracking the guard lets through (it refuses the exponential kind, ^(a+)+$):
-    # hours on one 400-character value, in C, holding the interpreter lock.
-    server = chat_server([tool_reply("run_query", {"filter": {"email": {"$regex": "a.*a.*a.*a.*a.*b"}}, "limit": 0})],
-                         default=tool_reply("conclude", {}))
-    data = tmp_path / "orders.jsonl"
-    data.write_text("".join(f'{{"order_no": "O-{i}", "email": "{"a" * 400}!"}}\n' for i in range(20)))
-    path = tmp_path / "schedules.yaml"
-    write_schedules(path, {"orders": data}, time_budget="4s", max_time_ms=600000, planner="llm",
-                    llm={"model": "m", "base_url": server.base_url, "max_retries": 0})
+    path, _ = _stuck_in_a_query(tmp_path, chat_server, time_budget="4s")
     daemon = DaemonProcess(path, _env(tmp_path, pg_dsn), tmp_path / "daemon.log")
     try:
         daemon.wait_until("the run stored", lambda: len(stored_runs(pg_dsn)) == 1, timeout=60)
