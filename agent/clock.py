@@ -6,7 +6,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-__all__ = ["Clock", "ManualClock", "SystemClock"]
+__all__ = ["Clock", "ManualClock", "SystemClock", "epoch_seconds"]
 
 
 class Clock(Protocol):
@@ -45,3 +45,8 @@ class ManualClock:
     def advance(self, seconds: float) -> None:
         self._now += timedelta(seconds=seconds)
         self._mono += seconds
+
+
+def epoch_seconds(moment: datetime) -> float:
+    """Seconds since the Unix epoch; a naive datetime (as BSON decodes them) is UTC."""
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()

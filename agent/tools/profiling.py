@@ -24,6 +24,7 @@ from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Rege
 from bson.datetime_ms import DatetimeMS
 from bson.dbref import DBRef
 
+from agent.clock import epoch_seconds
 from agent.ejson import encode
 from agent.tools.formats import MAX_EXAMINED_CHARS, is_placeholder, matching_formats, unit_of
 from agent.tools.models import ArrayStats, DateStats, FieldStats, NumericStats, Spread, StringStats
@@ -378,9 +379,6 @@ def _numeric_stats(values: list[float]) -> NumericStats | None:
     )
 
 
-def _epoch(d: datetime) -> float:
-    return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
-
 
 def _date_stats(values: list[datetime]) -> DateStats | None:
     if not values:
@@ -389,7 +387,7 @@ def _date_stats(values: list[datetime]) -> DateStats | None:
     low, high = _tails(ordered)
     return DateStats(count=len(ordered), min=ordered[0], max=ordered[-1],
                      quantiles={k: _quantile(ordered, q) for k, q in _QUANTILES.items()},
-                     low_tail=low, high_tail=high, spread=_spread([_epoch(d) for d in ordered]))
+                     low_tail=low, high_tail=high, spread=_spread([epoch_seconds(d) for d in ordered]))
 
 
 def _string_stats(values: list[str]) -> StringStats | None:

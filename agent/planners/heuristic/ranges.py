@@ -15,10 +15,11 @@ cluster is, however large.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from agent.clock import epoch_seconds
 from agent.planners.heuristic.names import NameHints
 from agent.tools.models import DateStats, NumericStats, Spread
 
@@ -140,9 +141,6 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     return plan
 
 
-def _epoch(d: datetime) -> float:
-    return (d if d.tzinfo else d.replace(tzinfo=UTC)).timestamp()
-
 
 def _date(seconds: float) -> datetime:
     return EPOCH + timedelta(seconds=seconds)
@@ -156,12 +154,12 @@ def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -
     (``due_date``, ``expires_at``) and unnamed ones get the statistical fences only.
     """
     plan = RangePlan()
-    q = {k: _epoch(v) for k, v in stats.quantiles.items()}
+    q = {k: epoch_seconds(v) for k, v in stats.quantiles.items()}
     if not q:
         return plan
-    if q["p50"] > _epoch(OLDEST_PLAUSIBLE):
+    if q["p50"] > epoch_seconds(OLDEST_PLAUSIBLE):
         plan.conditions.append(("before 1900", {"$lt": OLDEST_PLAUSIBLE}))
-    if q["p50"] > _epoch(datetime(1971, 1, 1, tzinfo=UTC)):
+    if q["p50"] > epoch_seconds(datetime(1971, 1, 1, tzinfo=UTC)):
         plan.conditions.append(("the Unix epoch placeholder", {"$eq": EPOCH}))
     past = hints is not None and hints.past_event
     if past:
@@ -172,8 +170,8 @@ def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -
         if fence.side == "above":
             if past:
                 continue
-            if q["p50"] <= _epoch(now):  # mostly past: a fence inside the next day would flag today's writes
-                fence = Fence("above", max(fence.at, _epoch(now + CLOCK_SKEW)), fence.gap, fence.scale, fence.edge)
+            if q["p50"] <= epoch_seconds(now):  # mostly past: a fence inside the next day would flag today's writes
+                fence = replace(fence, at=max(fence.at, epoch_seconds(now + CLOCK_SKEW)))
         plan.fences.append(fence)
     return plan
 
