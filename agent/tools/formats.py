@@ -30,11 +30,13 @@ NUMBER_WITH_UNIT = FORMATS["number_with_unit"]
 
 # Strings that stand for "no value" (matched case-insensitively); the empty string matches too.
 # The trailing spaces sit inside the optional group: ``\s*(word)?\s*`` backtracks quadratically on blanks.
-PLACEHOLDER = r"^\s*((n/?a|null|nil|undefined|empty|tbd|-+|\?+)\s*)?$"
+_NO_VALUE = r"n/?a|null|nil|undefined|empty|tbd|-+|\?+"
+PLACEHOLDER = rf"^\s*(({_NO_VALUE})\s*)?$"
 # ... and, in free text (names, addresses: not a categorical field, where ``none`` or ``unknown``
 # can be a real category), the words people type when they do not know the value.
-PLACEHOLDER_TEXT = (r"^\s*((n/?a|nan|null|nil|undefined|empty|tbd|tba|unknown|none|missing"
-                    r"|not (available|applicable|known)|no (name|data|value)|xx+|-+|\?+|\.+)\s*)?$")
+_NO_VALUE_TEXT = (rf"{_NO_VALUE}|nan|tba|unknown|none|missing|not (available|applicable|known)"
+                  r"|no (name|data|value)|xx+|\.+")
+PLACEHOLDER_TEXT = rf"^\s*(({_NO_VALUE_TEXT})\s*)?$"
 
 _COMPILED = {name: re.compile(pattern) for name, pattern in FORMATS.items()}
 _PLACEHOLDER = re.compile(PLACEHOLDER, re.IGNORECASE)
