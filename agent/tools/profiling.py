@@ -356,8 +356,18 @@ def _spread(ordered: list[float]) -> Spread | None:
 def _spreads(finite: list[float]) -> dict[str, Spread]:
     """Spreads of the values a sign rule would keep: a field where negatives (or zeros) are
     violations has its bulk measured without them, so they cannot widen it as they grow."""
-    subsets = {"all": finite, "nonnegative": [v for v in finite if v >= 0], "positive": [v for v in finite if v > 0]}
-    return {name: spread for name, values in subsets.items() if (spread := _spread(values)) is not None}
+    subsets = (("all", finite), ("nonnegative", [v for v in finite if v >= 0]),
+               ("positive", [v for v in finite if v > 0]))
+    out: dict[str, Spread] = {}
+    previous: tuple[int, Spread | None] = (-1, None)
+    for name, values in subsets:
+        # each subset holds the next: one as long as the one before is the same values, as in most
+        # fields, which have neither negatives nor zeros
+        spread = previous[1] if len(values) == previous[0] else _spread(values)
+        previous = (len(values), spread)
+        if spread is not None:
+            out[name] = spread
+    return out
 
 
 def _numeric_stats(values: list[float]) -> NumericStats | None:

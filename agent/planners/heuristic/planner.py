@@ -407,11 +407,10 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
         query = {f.path: {"$type": "string", "$not": {"$regex": fmt.regex}}}
         if _valid_patterns(query):
             plan.checks.append(_format_check(f.path, fmt, query))
-    categorical = s.distinct_count <= ENUM_VALUES \
-        or (f.distinct_ratio <= CATEGORICAL_RATIO and s.distinct_count <= 1000)
     # A small vocabulary (status, tier) may hold 'none' or 'unknown' as a category of its own;
     # among names, cities or titles they stand for a missing value.
     vocabulary = s.distinct_count <= ENUM_VALUES
+    categorical = vocabulary or (f.distinct_ratio <= CATEGORICAL_RATIO and s.distinct_count <= 1000)
     if fmt is None or fmt.violation_matches:
         words = "" if vocabulary else ", 'unknown', 'none'"
         plan.checks.append(_Check(
