@@ -129,7 +129,9 @@ def prometheus(daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) 
         server.wait_until("scraped runs of both schedules, with one between scrapes", lambda: len(server.values(
             f'increase(argus_audit_runs_total{{outcome="succeeded", schedule=~"{VARIABLES["schedule"]}"}}[20s]) > 0'
         )) == len(SCHEDULES))
-        server.wait_until("open findings scraped", lambda: bool(server.values("argus_open_findings")))
+        server.wait_until("open findings of both collections scraped", lambda: {
+            json.loads(k)["collection"] for k in server.values("argus_open_findings")} == {"shop.orders",
+                                                                                           "shop.customers"})
         server.wait_until("the recording rules evaluated", lambda: len(server.values(
             "argus:audit_failure_ratio:6h")) == len(SCHEDULES))
         server.ready_after_s = time.monotonic() - started_at  # type: ignore[attr-defined]
