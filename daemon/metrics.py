@@ -23,6 +23,7 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from agent.findings import Severity
 from agent.report import ARGUS_VERSION, AuditReport, Outcome
 
 __all__ = ["Metrics"]
@@ -30,6 +31,7 @@ __all__ = ["Metrics"]
 _DURATION_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 _ITERATION_BUCKETS = (1, 5, 10, 20, 50, 100, 200, 500, 1000)
 _LATENESS_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
+HEALTH_KINDS = ("volume_anomaly", "freshness", "distribution_drift")  # the anomalies counted per schedule
 
 
 class _Callback(Collector):
@@ -130,14 +132,26 @@ class Metrics:
 
     def set_schedules(self, intervals: Mapping[str, float]) -> None:
         """Per-schedule series that must exist before a schedule first runs: its interval (for the
-        "no success in twice the interval" alert) and its run counters at zero (so Prometheus sees
-        the first failure as an increase). Schedules no longer enabled lose their interval."""
+        "no success in twice the interval" alert), its run counters at zero (so Prometheus sees
+        the first failure as an increase; the same for findings, anomalies and reads) and its
+        histograms empty (a rate needs two scrapes of a
+        series, so one born at the first run would be missing from the duration panel until the
+        next scrape). Schedules no longer enabled lose their interval."""
         for name in self._scheduled - intervals.keys():
             self.interval.remove(name)
         for name, seconds in intervals.items():
             self.interval.labels(name).set(seconds)
             for outcome in get_args(Outcome):
                 self.runs.labels(name, outcome)
+            self.duration.labels(name)
+            self.iterations.labels(name)
+            for severity in Severity:
+                self.new_findings.labels(name, severity.value)
+            for counter in (self.resolved_findings, self.new_persistent, self.request_units, self.throttled,
+                            self.db_passes, self.db_queries, self.db_documents):
+                counter.labels(name)
+            for kind in HEALTH_KINDS:
+                self.anomalies.labels(name, kind)
         self._scheduled = set(intervals)
 
     def observe_report(self, schedule: str, report: AuditReport) -> None:
@@ -178,7 +192,7 @@ class Metrics:
             self.newest.labels(*where).set(health.newest_at.timestamp())
         if health.usual_age_s is not None:
             self.usual_age.labels(*where).set(health.usual_age_s)
-        for kind in ("volume_anomaly", "freshness", "distribution_drift"):
+        for kind in HEALTH_KINDS:
             found = sum(1 for f in report.findings if f.category.value == kind)
             self.anomalies.labels(schedule, kind).inc(found)
         if report.options.health.field_metrics:

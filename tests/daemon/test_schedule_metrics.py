@@ -1,5 +1,5 @@
 """Per-schedule series that exist from the moment a schedule is loaded: its interval and its run
-counters, set at start-up and on every reload, gone (the interval) when the schedule is."""
+counters and histograms, set at start-up and on every reload, gone (the interval) when the schedule is."""
 
 from __future__ import annotations
 
@@ -40,6 +40,14 @@ def test_intervals_follow_the_loaded_schedules(pg_dsn: str, tmp_path: Path) -> N
         assert interval("weekdays") == 3 * 86400          # the weekend gap
         assert interval("off") is None                    # a disabled schedule cannot be late
         assert registry.get_sample_value("argus_audit_runs_total", {"schedule": "hourly", "outcome": "failed"}) == 0
+        # the 'Run duration' panel divides two rates: a histogram born at the first run has no
+        # rate until its second scrape, so a schedule would be missing from the panel after it ran
+        for histogram in ("argus_audit_duration_seconds_count", "argus_audit_iterations_count"):
+            assert registry.get_sample_value(histogram, {"schedule": "hourly"}) == 0
+        # the first critical finding ever must show as an increase on the 'new findings' panel
+        assert registry.get_sample_value("argus_findings_new_total", {"schedule": "hourly",
+                                                                      "severity": "critical"}) == 0
+        assert registry.get_sample_value("argus_db_passes_total", {"schedule": "hourly"}) == 0
         assert registry.get_sample_value("process_start_time_seconds") is not None
 
         _schedules(path, [{"name": "hourly", "trigger": {"every": "30m"}},
