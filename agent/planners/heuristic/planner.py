@@ -35,6 +35,7 @@ from agent.findings import Category
 from agent.history import HistoricalContext, fingerprint
 from agent.planners.heuristic.names import NameHints, hints_for, names_own_key
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
+from agent.planners.heuristic.relations import intervals
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
@@ -57,6 +58,7 @@ KEY_UNIQUE_SHAPED = 0.8     # ... a field shaped like an identifier (ORD-1234, U
 KEY_MIN_VALUES = 200         # ... judged on at least this many sampled values
 UNIQUE_IN_SAMPLE = 0.98      # distinct / values at or above this: unique in the sample but for a chance pair or two
 DUPLICATE_MAX_SHARE = 0.05   # a field merely unique in the sample: duplicates this common mean it is no key
+INTERVAL_MAX_SHARE = 0.5     # ends before starts in most documents: the names pair the fields wrongly
 DUPLICATE_MAX_SHARE_KEY = 0.5  # a named or identifier-shaped key: duplicates stop being a minority here
 PAIRS = 2.2                  # ... unless they come in pairs (a retry wrote a record twice; a reference gathers more)
 EMPTY_ARRAY_MAX_SHARE = 0.1  # empty arrays more common than this are how the data says "none"
@@ -296,6 +298,13 @@ def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = ""
         if f.path not in drifted:
             _presence(f, plan)
         _field(f, now, plan, renamed=f.path in drifted, collection=collection)
+    for pair in intervals(fields):
+        plan.checks.append(_Check(
+            pair.end, Category.CROSS_FIELD,
+            {pair.start: {"$type": "date"}, pair.end: {"$type": "date"}, "$expr": {"$lt": [f"${pair.end}",
+                                                                                       f"${pair.start}"]}},
+            max_share=INTERVAL_MAX_SHARE, description=f"have {pair.end} before {pair.start}",
+            hypothesis="the two dates were swapped, or one was written in another time zone or format"))
     arrays = frozenset(f.path for f in fields if f.types.get("array", 0) and f.types["array"] >= 0.5 * f.value_count)
     if arrays:
         for check in plan.checks:
