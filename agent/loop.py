@@ -253,6 +253,12 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         _record_batch(state, result, record)
         entry.observation = (f"counted {len(result.counts)} queries and {len(result.stats)} statistics "
                              f"in one pass; {sum(1 for c in result.counts if c.matched_count)} queries matched")
+        refused = [c for c in result.counts if c.error] + [s for s in result.stats if s.error]
+        if refused:
+            paths = sorted({p for c in result.counts if c.error for p in filter_fields(decode(c.filter))}
+                           | {s.field for s in result.stats if s.error})
+            entry.observation += (f"; the database engine refused {len(refused)} of them (an operator or a type "
+                                  f"it does not support){' on ' + ', '.join(paths) if paths else ''}: not counted")
     state.queries_run.append(record)
     state.last_observation = Observation("result", name, result=result)
     state.last_critique = None
@@ -293,6 +299,8 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
     same query-language match, counted over the whole collection, recorded with its count."""
     fields: set[str] = set()
     for counted in result.counts:
+        if counted.error is not None:
+            continue  # refused by the engine: no count, so no evidence either way
         key = filter_key(counted.filter)
         paths = sorted(filter_fields(decode(counted.filter)))
         state.evidence_counts[key] = counted.matched_count

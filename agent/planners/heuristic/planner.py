@@ -537,6 +537,8 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
     out: list[_Check] = []
     fences: dict[tuple[str, str, float], dict[str, Any]] = {}
     for probe, result in zip(probes, stats, strict=True):
+        if result.error is not None:
+            continue  # the engine refused this statistic: no verdict either way
         if probe.kind == "enum":
             check = _enum_check(probe.path, result)
         elif probe.kind == "duplicates":
