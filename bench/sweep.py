@@ -273,6 +273,8 @@ SECOND: dict[str, Defect] = {d.kind: d for d in [
            _set("line_items", lambda r, d: r.choice([-1, -4, 100_000]))),
     Defect("impossible_range", "readings", "humidity_pct", frozenset({"outlier_value"}),
            _set("humidity_pct", lambda r, d: r.choice([-5.0, 140.0, 999.0]))),
+    Defect("end_before_start", "invoices", "due_date", frozenset({"cross_field"}),
+           _set("due_date", lambda r, d: d["issued_at"] - timedelta(days=r.choice([1, 7, 30])))),
 ]}
 SETS: dict[str, dict[str, Defect]] = {"first": DEFECTS, "second": SECOND}
 

@@ -1,7 +1,8 @@
 """Relations between fields of one document that their names promise: an end is not before its start.
 
-Two date fields name the two ends of one interval when their names differ in exactly one word
-and that pair of words is the start and the end of something (``checkIn``/``checkOut``,
+Two date fields name the two ends of one interval when their names, without the words that only
+say "date" (``at``, ``on``, ``date``, ``time``), differ in exactly one word and that pair of words
+is the start and the end of something (``checkIn``/``checkOut``, ``issued_at``/``due_date``,
 ``hire_date``/``termination_date``, ``startDatum``/``endDatum``, ``opened_at``/``closed_at``,
 ``created_at``/``updated_at``). A document whose end lies before its start is a defect whatever
 share of documents holds one: no sample statistic is learned, so a growing defect cannot become
@@ -32,12 +33,18 @@ _ENDS: frozenset[tuple[str, str]] = frozenset({
     ("admission", "discharge"), ("admitted", "discharged"), ("birth", "death"), ("born", "died"),
     ("issue", "expiry"), ("issued", "expires"), ("issue", "expiration"), ("issued", "expired"),
     ("effective", "expiration"), ("enrolled", "graduated"), ("enrollment", "graduation"),
+    ("issued", "due"), ("issue", "due"), ("invoice", "due"), ("invoiced", "due"), ("billed", "due"),
     ("created", "updated"), ("created", "modified"), ("created", "closed"), ("created", "resolved"),
     ("created", "deleted"), ("opened", "resolved"), ("first", "last"),
     # German, Spanish, French, Portuguese: the same pairs as writers name them
     ("beginn", "ende"), ("anfang", "ende"), ("start", "ende"), ("von", "bis"),
     ("inicio", "fin"), ("desde", "hasta"), ("entrada", "salida"), ("debut", "fin"), ("inicio", "termino"),
 })
+
+
+# Words that only say "this is a date" (``issued_at`` and ``due_date`` are the issue and the due).
+_DATE_WORDS = frozenset({"at", "on", "date", "time", "datetime", "timestamp", "ts", "dt", "day", "datum", "fecha",
+                         "zeit", "heure"})
 
 
 @dataclass(frozen=True)
@@ -52,7 +59,7 @@ def intervals(fields: list[FieldStats]) -> list[Interval]:
     """Pairs of date fields whose names make them the start and the end of one interval; fields
     inside arrays are left out (one element's dates cannot be compared with a plain filter)."""
     dates = [f for f in fields if not f.in_array and _mostly_dates(f)]
-    by_path = {f.path: words_of(f.path) for f in dates}
+    by_path = {f.path: [w for w in words_of(f.path) if w not in _DATE_WORDS] or words_of(f.path) for f in dates}
     out: list[Interval] = []
     for a in dates:
         for b in dates:

@@ -60,6 +60,7 @@ def _date_field(path: str, in_array: bool = False) -> FieldStats:
 
 def test_only_names_that_differ_in_a_start_and_an_end_word_pair_up() -> None:
     paths = ["startDatum", "endDatum", "opened_at", "closed_at", "created_at", "due_date", "shipped_on",
-             "address.valid_from", "valid_to", "items.start", "items.end"]
+             "address.valid_from", "valid_to", "items.start", "items.end", "issued_at", "paid_at", "ends_on"]
     pairs = {(p.start, p.end) for p in intervals([_date_field(p, p.startswith("items.")) for p in paths])}
-    assert pairs == {("startDatum", "endDatum"), ("opened_at", "closed_at"), ("created_at", "closed_at")}
+    assert pairs == {("startDatum", "endDatum"), ("opened_at", "closed_at"), ("created_at", "closed_at"),
+                     ("issued_at", "due_date")}   # ends_on: 'ends' is no end word of the list
