@@ -35,7 +35,7 @@ from agent.findings import Category
 from agent.history import HistoricalContext, fingerprint
 from agent.planners.heuristic.names import NameHints, hints_for, names_own_key
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
-from agent.planners.heuristic.relations import intervals
+from agent.planners.heuristic.relations import intervals, products
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
@@ -58,6 +58,9 @@ KEY_UNIQUE_SHAPED = 0.8     # ... a field shaped like an identifier (ORD-1234, U
 KEY_MIN_VALUES = 200         # ... judged on at least this many sampled values
 UNIQUE_IN_SAMPLE = 0.98      # distinct / values at or above this: unique in the sample but for a chance pair or two
 DUPLICATE_MAX_SHARE = 0.05   # a field merely unique in the sample: duplicates this common mean it is no key
+PRODUCT_TOLERANCE = 0.005     # a total may differ from quantity times unit price by rounding: half a percent,
+PRODUCT_TOLERANCE_ABS = 0.011  # ... or a cent
+PRODUCT_MAX_SHARE = 0.2       # more totals off than this: something else (unnamed) enters the total
 INTERVAL_MAX_SHARE = 0.5     # ends before starts in most documents: the names pair the fields wrongly
 DUPLICATE_MAX_SHARE_KEY = 0.5  # a named or identifier-shaped key: duplicates stop being a minority here
 PAIRS = 2.2                  # ... unless they come in pairs (a retry wrote a record twice; a reference gathers more)
@@ -305,6 +308,17 @@ def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = ""
                                                                                        f"${pair.start}"]}},
             max_share=INTERVAL_MAX_SHARE, description=f"have {pair.end} before {pair.start}",
             hypothesis="the two dates were swapped, or one was written in another time zone or format"))
+    for product in products(fields):
+        t, q, p = (f"${product.total}", f"${product.quantity}", f"${product.unit_price}")
+        off = {"$gt": [{"$abs": {"$subtract": [t, {"$multiply": [q, p]}]}},
+                       {"$max": [PRODUCT_TOLERANCE_ABS, {"$multiply": [PRODUCT_TOLERANCE, {"$abs": t}]}]}]}
+        plan.checks.append(_Check(
+            product.total, Category.CROSS_FIELD,
+            {product.total: {"$type": "number"}, product.quantity: {"$type": "number"},
+             product.unit_price: {"$type": "number"}, "$expr": off},
+            max_share=PRODUCT_MAX_SHARE,
+            description=f"have a {product.total} that is not {product.quantity} times {product.unit_price}",
+            hypothesis="a writer computes the total from other inputs, rounds twice, or updates one field alone"))
     arrays = frozenset(f.path for f in fields if f.types.get("array", 0) and f.types["array"] >= 0.5 * f.value_count)
     if arrays:
         for check in plan.checks:

@@ -64,3 +64,40 @@ def test_only_names_that_differ_in_a_start_and_an_end_word_pair_up() -> None:
     pairs = {(p.start, p.end) for p in intervals([_date_field(p, p.startswith("items.")) for p in paths])}
     assert pairs == {("startDatum", "endDatum"), ("opened_at", "closed_at"), ("created_at", "closed_at"),
                      ("issued_at", "due_date")}   # ends_on: 'ends' is no end word of the list
+
+
+def _lines(rng: random.Random, n: int, *, discount: bool = False) -> list[dict[str, Any]]:
+    docs = []
+    for i in range(n):
+        qty, price = rng.choice([1, 2, 3, 7, 12]), round(rng.lognormvariate(3, 0.7), 2)
+        doc: dict[str, Any] = {"line_id": f"L{i:06d}", "qty": qty, "unit_price": price,
+                               "total": round(qty * price, 2)}  # rounded to the cent: not a defect
+        if discount:
+            doc["discount"] = 5 if rng.random() < 0.1 else 0  # few enough to pass for a defect
+            doc["total"] = round(doc["total"] * (1 - doc["discount"] / 100), 2)
+        docs.append(doc)
+    return docs
+
+
+def _audit_lines(docs: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], Any], Any]:
+    coll = mongomock.MongoClient()["shop"]["sales_lines"]
+    coll.insert_many(docs)
+    report = run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
+    return {(f.field, f.category.value): f for f in report.findings}, report
+
+
+@pytest.mark.parametrize("share", [0.01, 0.15])
+def test_a_total_that_is_not_quantity_times_unit_price_is_reported(share: float) -> None:
+    rng = random.Random(9)
+    docs = _lines(rng, 1200)
+    bad = rng.sample(range(len(docs)), int(share * len(docs)))
+    for i in bad:
+        docs[i]["total"] = round(docs[i]["total"] * rng.choice([0.5, 1.1, 2, 10]) + 1, 2)
+    found, _ = _audit_lines(docs)
+    assert set(found) == {("total", "cross_field")}, sorted(found)
+    assert found[("total", "cross_field")].affected_count == len(bad)
+
+
+def test_a_total_beside_a_discount_is_not_held_to_the_product() -> None:
+    found, _ = _audit_lines(_lines(random.Random(3), 1200, discount=True))
+    assert ("total", "cross_field") not in found, sorted(found)
