@@ -170,7 +170,8 @@ def _singular(word: str) -> str:
 
 
 def _noun(word: str) -> str:
-    return _singular(_ABBREVIATIONS.get(word, word))
+    one = _singular(word)
+    return _singular(_ABBREVIATIONS.get(word) or _ABBREVIATIONS.get(one) or one)  # txns -> txn -> transaction
 
 
 def _collection_nouns(collection: str) -> list[str]:
