@@ -141,13 +141,13 @@ _SELF_REFERENCE = {"parent", "child", "root", "previous", "prev", "next", "prior
                    "orig", "source", "src", "master", "return", "outbound", "inbound", "connecting", "merged",
                    "replaced", "superseded", "predecessor", "successor", "upstream", "downstream", "target",
                    "referred", "referring", "referrer"}
-# Things whose *number* labels a schedule, a position or a design that many documents share by
-# nature: flight LH400 flies every day, room 101 exists in every hotel, a model or batch number
-# covers many units. (Their ``_id`` is another matter: ``flight_id`` names one operated flight.)
-_DESIGNATORS = {"flight", "train", "route", "bus", "tram", "room", "seat", "gate", "platform", "table", "house",
-                "street", "building", "floor", "apartment", "suite", "lot", "batch", "version", "model", "part",
-                "page", "jersey", "lane", "bay", "slot", "locker", "desk", "berth", "cabin", "stand", "track",
-                "terminal", "aisle", "shelf", "line", "item", "step", "stop", "week", "year", "period"}
+# Things whose *number* labels a recurring service or a place within something larger, so that
+# documents of that very kind share it: flight LH400 flies every day, room 101 is in every hotel,
+# page 3 in every book. (Their ``_id`` is another matter: ``flight_id`` names one operated flight.
+# Catalogue numbers such as ``part_number`` are left out: unique in ``parts``, a reference elsewhere.)
+_DESIGNATORS = {"flight", "train", "room", "seat", "gate", "platform", "table", "house", "street", "floor",
+                "apartment", "suite", "version", "page", "jersey", "lane", "bay", "slot", "locker", "desk", "berth",
+                "cabin", "stand", "track", "terminal", "aisle", "shelf", "line", "step", "stop", "week", "period"}
 # Parties and things a record involves: a field named by one alone (``customer``, ``acct``) holds
 # that thing's identifier, shared by all its records.
 _PARTIES = {"account", "customer", "client", "user", "member", "patient", "employee", "manager", "owner", "vendor",
@@ -174,18 +174,25 @@ def _noun(word: str) -> str:
     return _singular(_ABBREVIATIONS.get(word) or _ABBREVIATIONS.get(one) or one)  # txns -> txn -> transaction
 
 
-def _collection_nouns(collection: str) -> list[str]:
-    """What a collection's name says its documents are, qualifiers and digits left out (empty
-    when it says nothing: ``data``, ``export_2025``)."""
+def _collection_entity(collection: str) -> str | None:
+    """What a collection's name says its documents are: its last plural word (``order_items`` →
+    item, ``trips_eu_west`` → trip, ``archived_trips`` → trip), else its last word (``ledger``),
+    qualifiers and digits left out; None when it says nothing (``data``, ``export_2025``)."""
     words = [w.lower() for w in _WORDS.findall(collection.replace("-", "_"))]
-    return [_noun(w) for w in words if not w.isdigit() and w not in _QUALIFIERS]
+    words = [w for w in words if not w.isdigit() and w not in _QUALIFIERS]
+    if not words:
+        return None
+    plural = [w for w in words if _singular(w) != w]
+    return _noun((plural or words)[-1])
 
 
 def _entity(path: str) -> tuple[list[str], str] | None:
     """The entity words of a key-named field and its key word: ``(["customer"], "id")`` for
-    ``customerId``; None for a field not named as a key."""
+    ``customerId``; None for a field not named as a key. A code counts here (not as a key of its
+    own): ``promo_code`` names a promotion that many trips share, ``country_code`` in ``countries``
+    is the collection's own key."""
     words = _words(path)
-    if not words or not hints_for(path).key:
+    if not words or words[-1] not in _KEY_WORDS | {"code"} or hints_for(path).shared:
         return None
     return [_noun(w) for w in words[:-1]], words[-1]
 
@@ -200,13 +207,13 @@ def names_own_key(path: str, collection: str) -> bool:
     of duplicates makes it a reference. The entity must be what the collection's name says its
     documents are (its last word, or all of it): ``order_id`` in ``order_items`` is the parent order."""
     named = _entity(path)
-    nouns = _collection_nouns(collection)
-    if named is None or not named[0] or not nouns:
+    noun = _collection_entity(collection)
+    if named is None or not named[0] or noun is None:
         return False
     entity, key_word = named
     if _designates(entity, key_word) or any(w in _SELF_REFERENCE for w in entity[:-1]):
         return False
-    return entity[-1] == nouns[-1] or _singular("".join(entity)) == _singular("".join(nouns))
+    return entity[-1] == noun or _singular("".join(entity)) == _noun(collection.lower())
 
 
 def names_reference(path: str, collection: str) -> bool:
@@ -217,12 +224,12 @@ def names_reference(path: str, collection: str) -> bool:
     named = _entity(path)
     if named is not None and _designates(*named):
         return True
-    nouns = _collection_nouns(collection)
-    if not nouns:
+    noun = _collection_entity(collection)
+    if noun is None:
         return False  # the collection's name says nothing: whose key it is cannot be told
     if named is None:
         words = _words(path)
-        return len(words) == 1 and _noun(words[0]) in _PARTIES and _noun(words[0]) != nouns[-1]
+        return len(words) == 1 and _noun(words[0]) in _PARTIES and _noun(words[0]) != noun
     entity, _ = named
     if not entity or names_own_key(path, collection):
         return False

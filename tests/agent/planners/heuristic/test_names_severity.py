@@ -68,7 +68,8 @@ def test_a_collections_own_key(path: str, collection: str, own: bool) -> None:
 
 @pytest.mark.parametrize(("path", "collection"), [
     ("item_id", "order_items"), ("order_item_id", "order_items"), ("trip_id", "archived_trips"),
-    ("rxId", "prescriptions"), ("txn_id", "txns"), ("person_id", "people"), ("flight_id", "flights")])
+    ("rxId", "prescriptions"), ("txn_id", "txns"), ("person_id", "people"), ("flight_id", "flights"),
+    ("trip_id", "trips_eu_west"), ("trip_id", "trips_duplicate_key_0.02"), ("country_code", "countries")])
 def test_more_of_a_collections_own_keys(path: str, collection: str) -> None:
     assert names_own_key(path, collection) and not names_reference(path, collection)
 
@@ -76,7 +77,8 @@ def test_more_of_a_collections_own_keys(path: str, collection: str) -> None:
 @pytest.mark.parametrize(("path", "collection"), [
     ("order_id", "order_items"), ("customer_id", "webshop_orders"), ("customerId", "orders"),
     ("patient_id", "admissions"), ("product_sku", "order_items"), ("flight_number", "flights"),
-    ("flightNo", "ledger"), ("parent_trip_id", "trips"), ("manager_id", "employees"), ("acct", "ledger")])
+    ("flightNo", "ledger"), ("parent_trip_id", "trips"), ("manager_id", "employees"), ("acct", "ledger"),
+    ("promo_code", "trips"), ("trip_id", "trip_history"), ("room_number", "rooms")])
 def test_references_to_other_documents(path: str, collection: str) -> None:
     assert names_reference(path, collection) and not names_own_key(path, collection)
 
