@@ -245,9 +245,12 @@ _HIERARCHY = {"manager", "supervisor", "boss", "mentor", "referrer", "sponsor", 
 _ANNOTATIONS = {"note", "notes", "comment", "comments", "remark", "remarks", "memo", "annotation", "annotations",
                 "middle", "suffix", "nickname", "maiden", "apt", "apartment", "suite"}
 _SECOND_LINE = {"line", "address", "addr", "street"}
-# Ways to reach someone that many people do not give: missing ones are worth knowing, not paging.
+# Ways to reach someone that many people do not give, and a second address or contact beside
+# the first: missing ones are worth knowing, not paging for.
 _CONTACT = {"phone", "mobile", "cell", "tel", "telephone", "fax", "website", "homepage", "twitter", "linkedin",
-            "facebook", "instagram", "secondary", "alternate", "alt", "other", "second", "backup"}
+            "facebook", "instagram"}
+_SECONDARY = {"secondary", "alternate", "alternative", "alt", "other", "second", "backup", "emergency"}
+_REACH = {"email", "mail", "address", "contact"}
 
 
 def never_required(path: str) -> bool:
@@ -262,4 +265,5 @@ def never_required(path: str) -> bool:
 def optional(path: str) -> bool:
     """A contact detail or a second address that records may lack (``phone``, ``fax``,
     ``secondary_email``): its missing share is reported one severity step lower."""
-    return any(w in _CONTACT for w in _words(path))
+    words = set(_words(path))
+    return bool(words & _CONTACT) or bool(words & _SECONDARY and words & _REACH)
