@@ -66,30 +66,25 @@ def test_a_collections_own_key(path: str, collection: str, own: bool) -> None:
     assert names_own_key(path, collection) is own
 
 
-@pytest.mark.parametrize(("path", "collection"), [
-    ("item_id", "order_items"), ("order_item_id", "order_items"), ("trip_id", "archived_trips"),
-    ("rxId", "prescriptions"), ("txn_id", "txns"), ("person_id", "people"), ("flight_id", "flights"),
-    ("trip_id", "trips_eu_west"), ("trip_id", "trips_duplicate_key_0.02"), ("country_code", "countries")])
-def test_more_of_a_collections_own_keys(path: str, collection: str) -> None:
-    assert names_own_key(path, collection) and not names_reference(path, collection)
+_OWN = [("item_id", "order_items"), ("order_item_id", "order_items"), ("trip_id", "archived_trips"),
+        ("rxId", "prescriptions"), ("txn_id", "txns"), ("person_id", "people"), ("flight_id", "flights"),
+        ("trip_id", "trips_eu_west"), ("trip_id", "trips_duplicate_key_0.02"), ("country_code", "countries")]
+_REFERENCES = [("order_id", "order_items"), ("customer_id", "webshop_orders"), ("customerId", "orders"),
+               ("patient_id", "admissions"), ("product_sku", "order_items"), ("flight_number", "flights"),
+               ("flightNo", "ledger"), ("parent_trip_id", "trips"), ("manager_id", "employees"), ("acct", "ledger"),
+               ("promo_code", "trips"), ("trip_id", "trip_history"), ("room_number", "rooms")]
+# Keys of the record itself, whatever the collection, and keys in a collection whose name says nothing.
+_RECORD_KEYS = [("_id", "orders"), ("id", "trips"), ("sku", "products"), ("ref", "ledger"), ("uuid", "events"),
+                ("txn_id", "payments"), ("transaction_id", "ledger"), ("external_id", "orders"),
+                ("legacy_id", "users"), ("event_id", "clicks"), ("message_id", "mail_log"),
+                ("request_id", "api_calls"), ("line_id", "order_items"), ("customer_id", "export_2025"),
+                ("voucher", "bookings")]
 
 
-@pytest.mark.parametrize(("path", "collection"), [
-    ("order_id", "order_items"), ("customer_id", "webshop_orders"), ("customerId", "orders"),
-    ("patient_id", "admissions"), ("product_sku", "order_items"), ("flight_number", "flights"),
-    ("flightNo", "ledger"), ("parent_trip_id", "trips"), ("manager_id", "employees"), ("acct", "ledger"),
-    ("promo_code", "trips"), ("trip_id", "trip_history"), ("room_number", "rooms")])
-def test_references_to_other_documents(path: str, collection: str) -> None:
-    assert names_reference(path, collection) and not names_own_key(path, collection)
-
-
-@pytest.mark.parametrize(("path", "collection"), [
-    ("_id", "orders"), ("id", "trips"), ("sku", "products"), ("ref", "ledger"), ("uuid", "events"),
-    ("txn_id", "payments"), ("transaction_id", "ledger"), ("external_id", "orders"), ("legacy_id", "users"),
-    ("event_id", "clicks"), ("message_id", "mail_log"), ("request_id", "api_calls"), ("line_id", "order_items"),
-    ("customer_id", "export_2025"), ("voucher", "bookings")])
-def test_keys_of_the_record_itself_or_of_an_unnamed_collection_are_no_references(path: str, collection: str) -> None:
-    assert not names_reference(path, collection)
+@pytest.mark.parametrize(("path", "collection", "own", "reference"), [(*c, True, False) for c in _OWN]
+                         + [(*c, False, True) for c in _REFERENCES] + [(*c, False, False) for c in _RECORD_KEYS])
+def test_whose_key_a_field_names(path: str, collection: str, own: bool, reference: bool) -> None:
+    assert (names_own_key(path, collection), names_reference(path, collection)) == (own, reference)
 
 
 @pytest.mark.parametrize(("path", "never", "lower"), [
