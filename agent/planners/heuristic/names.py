@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["NameHints", "hints_for", "names_own_key", "words_of"]
+__all__ = ["NameHints", "hints_for", "names_own_key", "names_reference", "never_required", "optional", "words_of"]
 
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -65,7 +65,8 @@ _FUTURE_WORDS = {"due", "expires", "expiry", "expiration", "expire", "expiring",
 
 _FORMAT_WORDS = {"email": "email", "mail": "email", "e-mail": "email", "uuid": "uuid", "guid": "uuid"}
 _KEY_WORDS = {"id", "ids", "uuid", "guid", "key", "sku", "number", "num", "no", "nr", "ref", "isbn", "ean", "upc",
-              "iban", "hash", "token"}
+              "iban", "hash", "token", "identifier"}
+_NUMBER_WORDS = {"number", "num", "no", "nr"}
 _NOT_KEY_WORDS = {"phone", "zip", "zipcode", "postcode", "postal", "fax", "mobile", "tel", "telephone"}
 
 
@@ -109,14 +110,165 @@ def hints_for(path: str) -> NameHints:
                      bounds=bounds, past_event=past_event, shared=shared, format=_FORMAT_WORDS.get(last))
 
 
-def names_own_key(path: str, collection: str) -> bool:
-    """``trip_id`` in ``trips`` (or ``trips_2025``), ``booking_ref`` in ``bookings``: the name says
-    the field identifies this collection's own documents, so no share of duplicates makes it a reference."""
+# --- whose key a field names ------------------------------------------------------------------
+# ``customer_id`` in ``orders`` names a customer: each customer has a few orders, so its values
+# repeat by design, and in a large population those repeats look like chance pairs. Only the
+# collection's own key (``order_id`` in ``orders``) or a key of the record as such (``id``,
+# ``txn_id``, ``external_id``) is expected to be unique.
+
+# Abbreviations written for entity nouns, in field and collection names alike: ``rxId`` is the own
+# key of ``prescriptions``, ``txn_id`` of ``txns``; ``acct`` in a ledger names an account.
+_ABBREVIATIONS = {"rx": "prescription", "txn": "transaction", "tx": "transaction", "trx": "transaction",
+                  "acct": "account", "acc": "account", "cust": "customer", "emp": "employee", "inv": "invoice",
+                  "ord": "order", "prod": "product", "appt": "appointment", "msg": "message", "req": "request",
+                  "doc": "document", "org": "organization", "dept": "department", "usr": "user", "evt": "event",
+                  "pmt": "payment", "pymt": "payment", "rec": "record"}
+_IRREGULAR = {"people": "person", "children": "child", "men": "man", "women": "woman", "staff": "employee"}
+# Words of a collection's name that say which copy or which part of the data it is, not what a
+# document is: ``trips_2025``, ``archived_trips`` and ``trips_backup`` hold trips. (Not ``history``
+# nor ``log``: ``trip_history`` holds several versions of a trip, ``trip_logs`` several lines.)
+_QUALIFIERS = {"archive", "archived", "archives", "backup", "bak", "old", "new", "copy", "tmp", "temp", "staging",
+               "stage", "raw", "clean", "cleaned", "prod", "production", "test", "dev", "live", "current", "latest",
+               "v", "all", "export", "exports", "import", "imported", "migrated", "legacy", "deleted", "active",
+               "data", "records", "docs", "documents", "collection", "table", "dump", "snapshot", "daily", "monthly",
+               "weekly", "yearly", "hourly", "final", "main", "primary"}
+# Entity words that name the record itself or its identity elsewhere, not another collection's
+# document: a transaction, event, message or request id identifies the document that records it
+# (``txn_id`` in ``payments``), as do its ids in other systems (``external_id``, ``legacy_id``)
+# and the numbers handed out once per record (``serial_no``, ``tracking_number``).
+_RECORD_WORDS = {"record", "row", "entry", "line", "document", "object", "obj", "event", "message", "request",
+                 "transaction", "external", "ext", "internal", "source", "src", "legacy", "original", "orig",
+                 "unique", "primary", "public", "global", "system", "natural", "business", "surrogate", "serial",
+                 "tracking", "confirmation", "reference", "idempotency", "dedup", "dedupe", "receipt"}
+# Modifiers that make the collection's own key a link between its documents: ``parent_trip_id``
+# in ``trips`` names another trip, shared by all its children.
+_SELF_REFERENCE = {"parent", "child", "root", "previous", "prev", "next", "prior", "related", "linked", "original",
+                   "orig", "source", "src", "master", "return", "outbound", "inbound", "connecting", "merged",
+                   "replaced", "superseded", "predecessor", "successor", "upstream", "downstream", "target",
+                   "referred", "referring", "referrer"}
+# Things whose *number* labels a recurring service or a place within something larger, so that
+# documents of that very kind share it: flight LH400 flies every day, room 101 is in every hotel,
+# page 3 in every book. (Their ``_id`` is another matter: ``flight_id`` names one operated flight.
+# Catalogue numbers such as ``part_number`` are left out: unique in ``parts``, a reference elsewhere.)
+_DESIGNATORS = {"flight", "train", "room", "seat", "gate", "platform", "table", "house", "street", "floor",
+                "apartment", "suite", "version", "page", "jersey", "lane", "bay", "slot", "locker", "desk", "berth",
+                "cabin", "stand", "track", "terminal", "aisle", "shelf", "line", "step", "stop", "week", "period"}
+# Parties and things a record involves: a field named by one alone (``customer``, ``acct``) holds
+# that thing's identifier, shared by all its records.
+_PARTIES = {"account", "customer", "client", "user", "member", "patient", "employee", "manager", "owner", "vendor",
+            "supplier", "merchant", "seller", "buyer", "driver", "vehicle", "device", "sensor", "store", "shop",
+            "product", "order", "invoice", "student", "teacher", "doctor", "physician", "provider", "tenant",
+            "partner", "company", "organization", "carrier", "airline", "author", "assignee", "reporter",
+            "project", "team", "warehouse", "branch", "agent", "department"}
+
+
+def _singular(word: str) -> str:
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "ches", "shes", "zes", "uses")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def _noun(word: str) -> str:
+    one = _singular(word)
+    return _singular(_ABBREVIATIONS.get(word) or _ABBREVIATIONS.get(one) or one)  # txns -> txn -> transaction
+
+
+def _collection_entity(collection: str) -> str | None:
+    """What a collection's name says its documents are: its last plural word (``order_items`` →
+    item, ``trips_eu_west`` → trip, ``archived_trips`` → trip), else its last word (``ledger``),
+    qualifiers and digits left out; None when it says nothing (``data``, ``export_2025``)."""
+    words = [w.lower() for w in _WORDS.findall(collection.replace("-", "_"))]
+    words = [w for w in words if not w.isdigit() and w not in _QUALIFIERS]
+    if not words:
+        return None
+    plural = [w for w in words if _singular(w) != w]
+    return _noun((plural or words)[-1])
+
+
+def _entity(path: str) -> tuple[list[str], str] | None:
+    """The entity words of a key-named field and its key word: ``(["customer"], "id")`` for
+    ``customerId``; None for a field not named as a key. A code counts here (not as a key of its
+    own): ``promo_code`` names a promotion that many trips share, ``country_code`` in ``countries``
+    is the collection's own key."""
     words = _words(path)
-    if len(words) < 2 or not hints_for(path).key:
+    if not words or words[-1] not in _KEY_WORDS | {"code"} or hints_for(path).shared:
+        return None
+    return [_noun(w) for w in words[:-1]], words[-1]
+
+
+def _designates(entity: list[str], key_word: str) -> bool:
+    return key_word in _NUMBER_WORDS and bool(entity) and entity[-1] in _DESIGNATORS
+
+
+def names_own_key(path: str, collection: str) -> bool:
+    """``trip_id`` in ``trips`` (or ``trips_2025``), ``booking_ref`` in ``bookings``, ``item_id`` in
+    ``order_items``: the name says the field identifies this collection's own documents, so no share
+    of duplicates makes it a reference. The entity must be what the collection's name says its
+    documents are (its last word, or all of it): ``order_id`` in ``order_items`` is the parent order."""
+    named = _entity(path)
+    noun = _collection_entity(collection)
+    if named is None or not named[0] or noun is None:
         return False
-    entity = "".join(words[:-1])
-    names = {entity, entity + "s", entity + "es", entity[:-1] + "ies"}
-    # the collection's name, or one word of it (``trips_2025``, ``archived_trips``)
-    of_collection = {collection.lower(), *re.findall(r"[a-z]+", collection.lower())}
-    return not names.isdisjoint(of_collection)
+    entity, key_word = named
+    if _designates(entity, key_word) or any(w in _SELF_REFERENCE for w in entity[:-1]):
+        return False
+    return entity[-1] == noun or _singular("".join(entity)) == _noun(collection.lower())
+
+
+def names_reference(path: str, collection: str) -> bool:
+    """The field holds another document's identifier, which its documents share by design:
+    ``customer_id`` in ``orders``, ``order_id`` in ``order_items``, ``parent_trip_id`` in ``trips``,
+    a ``flight_number`` (flown every day), a bare ``acct`` in a ledger. Never the record's own key
+    (``id``, ``sku``, ``ref``, ``txn_id``, ``external_id``, ``trip_id`` in ``trips``)."""
+    named = _entity(path)
+    if named is not None and _designates(*named):
+        return True
+    noun = _collection_entity(collection)
+    if noun is None:
+        return False  # the collection's name says nothing: whose key it is cannot be told
+    if named is None:
+        words = _words(path)
+        return len(words) == 1 and _noun(words[0]) in _PARTIES and _noun(words[0]) != noun
+    entity, _ = named
+    if not entity or names_own_key(path, collection):
+        return False
+    return not all(w in _RECORD_WORDS for w in entity)
+
+
+# --- fields a document may lack by meaning (null_rate) ---------------------------------------
+# A hierarchy's link upwards is empty at its root: the top managers have no ``manager_id``, root
+# categories no ``parent_id``, first customers no ``referrer``.
+_HIERARCHY = {"manager", "supervisor", "boss", "mentor", "referrer", "sponsor", "superior", "upline", "parent",
+              "reports", "referred", "invited"}
+# Free-text annotations and name or address parts most records have none of.
+_ANNOTATIONS = {"note", "notes", "comment", "comments", "remark", "remarks", "memo", "annotation", "annotations",
+                "middle", "suffix", "nickname", "maiden", "apt", "apartment", "suite"}
+_SECOND_LINE = {"line", "address", "addr", "street"}
+# Ways to reach someone that many people do not give, and a second address or contact beside
+# the first: missing ones are worth knowing, not paging for.
+_CONTACT = {"phone", "mobile", "cell", "tel", "telephone", "fax", "website", "homepage", "twitter", "linkedin",
+            "facebook", "instagram"}
+_SECONDARY = {"secondary", "alternate", "alternative", "alt", "other", "second", "backup", "emergency"}
+_REACH = {"email", "mail", "address", "contact"}
+
+
+def never_required(path: str) -> bool:
+    """A field whose meaning makes it empty in some documents (``manager_id``, ``notes``,
+    ``middle_name``, ``address_line_2``): a share of documents without it is no defect."""
+    words = _words(path)
+    if len(words) >= 2 and words[-1] in {"2", "3"} and words[-2] in _SECOND_LINE:
+        return True
+    return any(w in _HIERARCHY or w in _ANNOTATIONS for w in words)
+
+
+def optional(path: str) -> bool:
+    """A contact detail or a second address that records may lack (``phone``, ``fax``,
+    ``secondary_email``): its missing share is reported one severity step lower."""
+    words = set(_words(path))
+    return bool(words & _CONTACT) or bool(words & _SECONDARY and words & _REACH)

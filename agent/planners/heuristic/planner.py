@@ -31,9 +31,16 @@ import structlog
 from agent.clock import Clock, SystemClock
 from agent.ejson import decode, encode, filter_key
 from agent.errors import ArgusError
-from agent.findings import Category
+from agent.findings import Category, Severity
 from agent.history import HistoricalContext, fingerprint
-from agent.planners.heuristic.names import NameHints, hints_for, names_own_key
+from agent.planners.heuristic.names import (
+    NameHints,
+    hints_for,
+    names_own_key,
+    names_reference,
+    never_required,
+    optional,
+)
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
 from agent.planners.heuristic.relations import intervals, products
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
@@ -64,6 +71,7 @@ PRODUCT_MAX_SHARE = 0.2       # more totals off than this: something else (unnam
 INTERVAL_MAX_SHARE = 0.5     # ends before starts in most documents: the names pair the fields wrongly
 DUPLICATE_MAX_SHARE_KEY = 0.5  # a named or identifier-shaped key: duplicates stop being a minority here
 PAIRS = 2.2                  # ... unless they come in pairs (a retry wrote a record twice; a reference gathers more)
+DENSE_SPAN = 10              # an unnamed integer is a counter when its values span at most this times the documents
 EMPTY_ARRAY_MAX_SHARE = 0.1  # empty arrays more common than this are how the data says "none"
 EXAMPLES = 5
 
@@ -73,6 +81,8 @@ _TYPE_ALIAS = {"number": "number", "string": "string", "date": "date", "bool": "
 _SCALARS = {"number", "string", "date", "bool", "objectId"}
 _PLACEHOLDER_MATCH = {"$regex": PLACEHOLDER, "$options": "i"}
 _PLACEHOLDER_TEXT_MATCH = {"$regex": PLACEHOLDER_TEXT, "$options": "i"}
+_LOWER = {Severity.CRITICAL: Severity.HIGH, Severity.HIGH: Severity.MEDIUM, Severity.MEDIUM: Severity.LOW,
+          Severity.LOW: Severity.LOW}
 
 
 class PlannerGaveUp(ArgusError):
@@ -139,6 +149,7 @@ class _Check:
     hypothesis: str
     identifier: bool = True
     max_share: float | None = None   # more common than this, the pattern is the data's normal, not a defect
+    optional: bool = False           # a field records may lack by meaning: one severity step lower
 
 
 @dataclass
@@ -196,7 +207,7 @@ class HeuristicPlanner:
             return
         now = self._clock.now()
         fields = sorted((f for f in schema.fields if f.queryable and f.path != "_id"), key=lambda f: f.path)
-        plan = _hypotheses(fields, now, collection=state.collection)
+        plan = _hypotheses(fields, now, collection=state.collection, size=schema.collection_size)
         queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences])
         counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
                                                       f"fields in one pass")
@@ -257,6 +268,8 @@ class HeuristicPlanner:
             examples.extend(_values_at(doc, check.path.split(".")))
         severity = severity_for(check.category, share, critical_min_share=state.options.critical_min_share,
                                 identifier=check.identifier)
+        if check.optional:
+            severity = _LOWER[severity]
         yield AgentAction(action="write_finding", reasoning=f"{count} documents confirm it", action_input={
             "field": check.path, "category": check.category.value, "severity": severity.value,
             "description": f"{count:,} of {size:,} documents ({share:.2%}) {check.description}",
@@ -294,13 +307,13 @@ def _one_per_field_and_category(checks: list[_Check]) -> list[_Check]:
 
 # --- hypotheses from the sample (pure) -----------------------------------------------------------
 
-def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = "") -> _Plan:
+def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = "", size: int | None = None) -> _Plan:
     plan = _Plan()
     drifted = _schema_drift(fields, plan)
     for f in fields:
         if f.path not in drifted:
             _presence(f, plan)
-        _field(f, now, plan, renamed=f.path in drifted, collection=collection)
+        _field(f, now, plan, renamed=f.path in drifted, collection=collection, size=size)
     for pair in intervals(fields):
         plan.checks.append(_Check(
             pair.end, Category.CROSS_FIELD,
@@ -378,16 +391,24 @@ def _schema_drift(fields: list[FieldStats], plan: _Plan) -> set[str]:
 
 
 def _presence(f: FieldStats, plan: _Plan) -> None:
+    """Missing or null in a minority of documents that otherwise carry the field. Not asked of a
+    field empty by meaning (the root of a hierarchy has no ``manager_id``, most records no
+    ``notes``); a contact detail people may not give (``phone``, ``fax``) is reported a step lower.
+    Absent and null count alike: a writer that drops a field (``mongoimport --ignoreBlanks``, a
+    client that omits empty keys) leaves it absent, so absence is no milder sign than null."""
+    if never_required(f.path):
+        return
     base = max(f.parent_present_count, 1)
     share = ((base - f.present_count) + f.null_count) / base
     if share <= NULL_ASK_SHARE:
         plan.checks.append(_Check(
-            f.path, Category.NULL_RATE, _scoped(f.path, None), max_share=MAX_NULL_SHARE,
+            f.path, Category.NULL_RATE, _scoped(f.path, None), max_share=MAX_NULL_SHARE, optional=optional(f.path),
             description=f"have no value for {f.path}, which the rest of the collection carries",
             hypothesis="a writer omits the field or writes null"))
 
 
-def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, collection: str = "") -> None:
+def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, collection: str = "",
+           size: int | None = None) -> None:
     families = _families(f)
     if not families:
         return
@@ -416,7 +437,7 @@ def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, 
             description=f"have an empty {f.path} array",
             hypothesis="a writer stores an empty list instead of omitting it"))
     if dominant in ("string", "number", "objectId") and not f.in_array and not renamed:
-        _duplicates(f, hints, plan, own_key=names_own_key(f.path, collection),
+        _duplicates(f, hints, plan, collection=collection, size=size,
                     well_formed=fmt.regex if fmt is not None and not fmt.violation_matches else None)
 
 
@@ -497,17 +518,31 @@ def _identifier_shaped(f: FieldStats) -> bool:
         and not any(c in shape for c in " @~…")
 
 
-def _duplicates(f: FieldStats, hints: NameHints, plan: _Plan, *, own_key: bool = False,
+def _duplicates(f: FieldStats, hints: NameHints, plan: _Plan, *, collection: str = "", size: int | None = None,
                 well_formed: str | None = None) -> None:
     """Key-like fields are checked over the whole collection: named as a key, shaped like an
     identifier, or unique in the sample (with a margin, so a chance pair in the sample does not
     decide it). The sample only chooses; the exact totals decide. ``well_formed``: the field's
-    learned format, if any."""
+    learned format, if any.
+
+    Never checked: a reference to other documents (``customer_id`` in ``orders``: each customer has
+    a few orders, and in a large population their repeats look like chance pairs), a measurement
+    (``uptime_seconds``, ``mileage_km``: unique in a sample only because its values spread wide),
+    and an unnamed integer whose values spread far wider than a counter over this collection's
+    documents would (``size``: the collection's document count, when known)."""
     families = _families(f)
     if sum(families.values()) < 50 or (f.numeric is not None and f.numeric.integer_share < 1.0) or hints.shared:
         return
+    if names_reference(f.path, collection):
+        return
     named = hints.key
-    shaped = next(iter(families)) == "objectId" or ((not hints.identifier or hints.key) and _identifier_shaped(f))
+    if not named and (hints.nonnegative or hints.signed or hints.positive or hints.bounds is not None):
+        return  # a quantity: equal values are equal amounts
+    dominant = next(iter(families))
+    if dominant == "number" and not named and not _counter(f, size):
+        return
+    own_key = names_own_key(f.path, collection)
+    shaped = dominant == "objectId" or ((not hints.identifier or hints.key) and _identifier_shaped(f))
     enough = sum(families.values()) >= KEY_MIN_VALUES
     if own_key and f.distinct_ratio >= KEY_UNIQUE_NAMED:
         cap = 1.0
@@ -526,6 +561,15 @@ def _duplicates(f: FieldStats, hints: NameHints, plan: _Plan, *, own_key: bool =
         value_filter = {"$in": [{"$regex": well_formed}]}
     plan.probes.append(_Probe(f.path, "duplicates", {
         "field": f.path, "operation": "duplicates", "value_filter": value_filter}, hints=hints, cap=cap))
+
+
+def _counter(f: FieldStats, size: int | None) -> bool:
+    """Integers handed out by a counter span about as many values as the collection has documents
+    (more where documents were deleted or the counter is shared), wherever the sample falls; a
+    measurement's spread has nothing to do with the document count. Unknown size: assume a counter."""
+    if size is None or size <= 0 or f.numeric is None or f.numeric.min is None or f.numeric.max is None:
+        return True
+    return f.numeric.max - f.numeric.min + 1 <= DENSE_SPAN * size
 
 
 # --- verdicts from pass-1 statistics (pure) ------------------------------------------------------

@@ -54,14 +54,23 @@ def test_duplicates_of_the_collections_own_key_are_reported_when_most_documents_
     assert found[("booking_ref", "duplicate_value")].affected_count == affected
 
 
-def test_a_key_duplicated_in_pairs_stays_reported_in_a_collection_named_otherwise() -> None:
-    """``booking_ref`` in ``reservations``: the name does not tie the key to the collection, but
-    pairs (a retry writing each record twice) over 60% of the documents are duplicates, not a reference."""
+def test_a_key_duplicated_in_pairs_stays_reported_when_the_collection_name_says_nothing() -> None:
+    """``booking_ref`` in ``export_2025``: the name does not tie the key to the collection, but
+    pairs (a retry writing each record twice) over 60% of the documents are duplicates."""
     docs, affected = damaged("duplicate_key", 0.6)
-    coll = mongomock.MongoClient()["travel"]["reservations"]
+    coll = mongomock.MongoClient()["travel"]["export_2025"]
     coll.insert_many(docs)
     found = {(f.field, f.category.value): f for f in _audit(coll).findings}
     assert found[("booking_ref", "duplicate_value")].affected_count == affected
+
+
+def test_a_reference_named_after_another_collection_is_not_a_key() -> None:
+    """``booking_ref`` in ``payments`` names a booking, which a deposit and the balance both pay:
+    its shared values are the relation, not duplicates."""
+    docs, _ = damaged("duplicate_key", 0.6)
+    coll = mongomock.MongoClient()["travel"]["payments"]
+    coll.insert_many(docs)
+    assert [(f.field, f.category.value) for f in _audit(coll).findings] == []
 
 
 def test_more_than_a_thousand_duplicated_keys_are_all_counted() -> None:

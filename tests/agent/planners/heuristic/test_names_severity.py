@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from agent.findings import Category, Severity
-from agent.planners.heuristic.names import hints_for, names_own_key
+from agent.planners.heuristic.names import hints_for, names_own_key, names_reference, never_required, optional
 from agent.severity import severity_for
 
 
@@ -64,3 +64,33 @@ def test_dates_of_events_that_have_happened(path: str, past: bool) -> None:
     ("id", "trips", False), ("trip_id", "tripsheets", False), ("trip_name", "trips", False)])
 def test_a_collections_own_key(path: str, collection: str, own: bool) -> None:
     assert names_own_key(path, collection) is own
+
+
+_OWN = [("item_id", "order_items"), ("order_item_id", "order_items"), ("trip_id", "archived_trips"),
+        ("rxId", "prescriptions"), ("txn_id", "txns"), ("person_id", "people"), ("flight_id", "flights"),
+        ("trip_id", "trips_eu_west"), ("trip_id", "trips_duplicate_key_0.02"), ("country_code", "countries")]
+_REFERENCES = [("order_id", "order_items"), ("customer_id", "webshop_orders"), ("customerId", "orders"),
+               ("patient_id", "admissions"), ("product_sku", "order_items"), ("flight_number", "flights"),
+               ("flightNo", "ledger"), ("parent_trip_id", "trips"), ("manager_id", "employees"), ("acct", "ledger"),
+               ("promo_code", "trips"), ("trip_id", "trip_history"), ("room_number", "rooms")]
+# Keys of the record itself, whatever the collection, and keys in a collection whose name says nothing.
+_RECORD_KEYS = [("_id", "orders"), ("id", "trips"), ("sku", "products"), ("ref", "ledger"), ("uuid", "events"),
+                ("txn_id", "payments"), ("transaction_id", "ledger"), ("external_id", "orders"),
+                ("legacy_id", "users"), ("event_id", "clicks"), ("message_id", "mail_log"),
+                ("request_id", "api_calls"), ("line_id", "order_items"), ("customer_id", "export_2025"),
+                ("voucher", "bookings")]
+
+
+@pytest.mark.parametrize(("path", "collection", "own", "reference"), [(*c, True, False) for c in _OWN]
+                         + [(*c, False, True) for c in _REFERENCES] + [(*c, False, False) for c in _RECORD_KEYS])
+def test_whose_key_a_field_names(path: str, collection: str, own: bool, reference: bool) -> None:
+    assert (names_own_key(path, collection), names_reference(path, collection)) == (own, reference)
+
+
+@pytest.mark.parametrize(("path", "never", "lower"), [
+    ("manager_id", True, False), ("reports_to", True, False), ("parent_id", True, False), ("notes", True, False),
+    ("middle_name", True, False), ("address.line2", True, False), ("address_line_2", True, False),
+    ("phone", False, True), ("fax", False, True), ("secondary_email", False, True),
+    ("vehicle_id", False, False), ("address.zip", False, False), ("email", False, False)])
+def test_fields_empty_by_meaning(path: str, never: bool, lower: bool) -> None:
+    assert (never_required(path), optional(path)) == (never, lower)
