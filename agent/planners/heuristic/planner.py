@@ -38,7 +38,7 @@ from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached,
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
-from agent.tools.formats import PLACEHOLDER, PLACEHOLDER_TEXT
+from agent.tools.formats import PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
 from agent.tools.models import CountManyResult, FieldStats, SchemaSampleResult, StatsResult
 
 __all__ = ["HeuristicPlanner"]
@@ -397,7 +397,7 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
     """String checks; returns the format the field's values follow, if any."""
     s = f.strings
     assert s is not None
-    fmt = string_format(s, code=hints.identifier, named=hints.format)
+    fmt = string_format(s, code=hints.identifier, named=hints.format, path=f.path)
     if fmt is not None and fmt.violation_matches:
         plan.checks.append(_Check(
             f.path, Category.FORMAT_VIOLATION, {f.path: {"$regex": fmt.regex}},
@@ -417,6 +417,13 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
             f.path, Category.EMPTY_VALUE, {f.path: _PLACEHOLDER_MATCH if vocabulary else _PLACEHOLDER_TEXT_MATCH},
             description=f"have an empty, blank or placeholder {f.path} ('', 'n/a', 'null', '-'{words})",
             hypothesis="a writer fills the field with a placeholder when the value is unknown"))
+    elif fmt.kind == "email":  # well-formed, so the format check passes them; more common, they are the data's way
+        plan.checks.append(_Check(
+            f.path, Category.EMPTY_VALUE, {f.path: {"$regex": PLACEHOLDER_EMAIL, "$options": "i"}},
+            max_share=MAX_NULL_SHARE,
+            description=f"have a placeholder {f.path} (an address at example.com, test.com or another "
+                        "reserved domain, or a mailbox such as none@)",
+            hypothesis="a writer fills the field with a made-up address when the real one is unknown"))
     if categorical:
         plan.probes.append(_Probe(f.path, "enum", {"field": f.path, "operation": "value_counts"}))
     return fmt
@@ -533,7 +540,7 @@ def _enum_check(path: str, result: StatsResult) -> _Check | None:
     if result.capped or not isinstance(result.value, list):
         return None
     counts = [(item["value"], item["count"]) for item in result.value if isinstance(item["value"], str)]
-    bad = enum_violations(counts)
+    bad = enum_violations(counts, path=path)
     if not bad:
         return None
     reasons = sorted(set(bad.values()))
