@@ -47,7 +47,7 @@ _SEPARATORS = re.compile(r"[\s_\-]+")
 _TOKENS = re.compile(r"[^\W_]+")
 _DIGITS = re.compile(r"\d")
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-_COMPOUND = re.compile(r"[-_ /.]")
+_COMPOUND = re.compile(r"[-_]")
 
 # Fields of person and place names: real names one letter apart abound (Meier/Meyer, Hamburg/Homburg).
 _PROPER_NAME_WORDS = {"name", "surname", "forename", "firstname", "lastname", "city", "town", "village",
@@ -205,10 +205,10 @@ def _folded(classes: frozenset[str]) -> frozenset[str]:
 
 
 def _compound(value: str, parts: set[frozenset[str]]) -> bool:
-    """``value`` joins parts of the dominant values' kind (``zh-Hant``, ``pt-BR`` beside ``de``, ``en``):
-    a finer category of the same kind, not a value of another kind."""
-    pieces = [p for p in _COMPOUND.split(value) if p]
-    return len(pieces) > 1 and all(_folded(_classes(p)) in parts for p in pieces)
+    """``value`` joins words of the dominant values' kind (``zh-Hant``, ``pt_BR`` beside ``de``, ``en``):
+    a finer category of the same kind, not a value of another kind (``U.S.D``, ``$``, ``12``)."""
+    pieces = _COMPOUND.split(value)
+    return len(pieces) > 1 and all(len(p) > 1 and _folded(_classes(p)) in parts for p in pieces)
 
 
 def _name_words(path: str) -> set[str]:
@@ -350,9 +350,14 @@ def _unit_violation(stats: StringStats, filled: int) -> FormatSpec | None:
 def _exact_regex(shape: str) -> str | None:
     """The regex of an exact shape (``(999) 999-9999`` → ``^\\([0-9]{3}\\) [0-9]{3}\\-[0-9]{4}$``). A code
     of digits alone, at least ``FILLER_DIGITS`` of them, breaks it when every digit is zero (``00000``):
-    a filler typed to get past a form."""
+    a filler typed to get past a form. A code of digits alone may grow longer (``999999`` → ``1000000``:
+    a counter written as text crosses a power of ten): only a shorter one breaks it (``2134``, a zip
+    that lost its leading zero)."""
     if "~" in shape or "…" in shape or not any(c == "9" or not (c.isalpha() or c == " ") for c in shape):
         return None
+    if set(shape) == {"9"}:
+        filler = "(?![^1-9]*$)" if len(shape) >= FILLER_DIGITS else ""
+        return f"^{filler}[0-9]{{{len(shape)},}}$"
     parts: list[str] = []
     for ch, run in groupby(shape):
         n = len(list(run))
