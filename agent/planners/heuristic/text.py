@@ -348,20 +348,20 @@ def _unit_violation(stats: StringStats, filled: int) -> FormatSpec | None:
 
 
 def _exact_regex(shape: str) -> str | None:
-    """The regex of an exact shape (``(999) 999-9999`` → ``^\\([0-9]{3}\\) [0-9]{3}\\-[0-9]{4}$``). A code
-    of digits alone, at least ``FILLER_DIGITS`` of them, breaks it when every digit is zero (``00000``):
-    a filler typed to get past a form. A code of digits alone may grow longer (``999999`` → ``1000000``:
-    a counter written as text crosses a power of ten): only a shorter one breaks it (``2134``, a zip
-    that lost its leading zero)."""
+    """The regex of an exact shape (``(999) 999-9999`` → ``^\\([0-9]{3,}\\)\\s[0-9]{3,}\\-[0-9]{4,}$``). A run of
+    digits may grow longer (a counter written as text crosses a power of ten: ``ORD-99999`` →
+    ``ORD-100000``); a shorter one breaks it (a zip that lost its leading zero, a phone a digit
+    short). A code of digits alone, at least ``FILLER_DIGITS`` of them, breaks it when every digit
+    is zero (``00000``): a filler typed to get past a form."""
     if "~" in shape or "…" in shape or not any(c == "9" or not (c.isalpha() or c == " ") for c in shape):
         return None
-    if set(shape) == {"9"}:
-        filler = "(?![^1-9]*$)" if len(shape) >= FILLER_DIGITS else ""
-        return f"^{filler}[0-9]{{{len(shape)},}}$"
     parts: list[str] = []
     for ch, run in groupby(shape):
         n = len(list(run))
-        parts.append((_CLASS_REGEX.get(ch) or re.escape(ch)) + (f"{{{n}}}" if n > 1 else ""))
+        if ch == "9":
+            parts.append("[0-9]" + (f"{{{n},}}" if n > 1 else "+"))
+        else:
+            parts.append((_CLASS_REGEX.get(ch) or re.escape(ch)) + (f"{{{n}}}" if n > 1 else ""))
     filler = "(?![^1-9]*$)" if shape.count("9") >= FILLER_DIGITS and not any(c in shape for c in "Aa") else ""
     return "^" + filler + "".join(parts) + "$"
 

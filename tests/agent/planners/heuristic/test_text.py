@@ -235,3 +235,9 @@ def test_a_code_with_inserted_dots_is_still_a_different_kind() -> None:
 def test_a_counter_written_as_text_may_grow_a_digit() -> None:
     fmt = string_format(_strings([str(100_000 + 37 * i) for i in range(970)] + ["1000123"] * 30), code=True)
     assert fmt is not None and re.match(fmt.regex, "1000123") and not re.match(fmt.regex, "99999")
+
+
+def test_an_order_number_may_grow_a_digit() -> None:
+    numbers = [f"ORD-{10_000 + 91 * i}" for i in range(970)] + [f"ORD-{100_000 + i}" for i in range(30)]
+    fmt = string_format(_strings(numbers), code=True)
+    assert fmt is not None and all(re.match(fmt.regex, n) for n in numbers) and not re.match(fmt.regex, "ORD-1234")
