@@ -144,7 +144,8 @@ def is_variant(value: str, frequent: str, *, short_substitutions: bool = False, 
     in another order (``compltede``, ``schdulede``) are a typist's slip up to one edit in three
     characters: real words that are anagrams of each other are rarely that close. Codes of three
     characters or fewer are one edit away from each other (``AR``/``AZ``, ``S``/``XS``, ``XL``/``XXL``),
-    so for them an edit counts only when the caller knows ``value`` is a rare outsider (``short_substitutions``).
+    so for them an edit counts only when the caller knows ``value`` is a rare outsider (``short_substitutions``),
+    or when it only lengthens or cuts the code at its end (``USA`` beside ``US``, ``Euro`` beside ``EUR``).
     """
     if value == frequent:
         return None
@@ -155,7 +156,7 @@ def is_variant(value: str, frequent: str, *, short_substitutions: bool = False, 
         return "punctuation"
     if _DIGITS.sub("", value) == _DIGITS.sub("", frequent):
         return None  # differs only in digits: another code, not a typo
-    if len(b) <= 3 and not short_substitutions:
+    if len(b) <= 3 and not short_substitutions and (len(a) == len(b) or not (a.startswith(b) or b.startswith(a))):
         return None
     if len(b) >= ANAGRAM_MIN and _letters(a) == _letters(b) and _distance_within(a, b, len(b) // 3):
         return "spelling"

@@ -241,3 +241,8 @@ def test_an_order_number_may_grow_a_digit() -> None:
     numbers = [f"ORD-{10_000 + 91 * i}" for i in range(970)] + [f"ORD-{100_000 + i}" for i in range(30)]
     fmt = string_format(_strings(numbers), code=True)
     assert fmt is not None and all(re.match(fmt.regex, n) for n in numbers) and not re.match(fmt.regex, "ORD-1234")
+
+
+def test_a_code_written_longer_at_its_end_is_a_variant() -> None:
+    counts = [("US", 2400), ("CA", 450), ("MX", 150), ("USA", 25), ("EUR", 300), ("Euro", 20)]
+    assert enum_violations(counts) == {"USA": "spelling", "Euro": "spelling"}
