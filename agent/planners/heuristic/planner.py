@@ -68,6 +68,7 @@ _TYPE_ALIAS = {"number": "number", "string": "string", "date": "date", "bool": "
 _SCALARS = {"number", "string", "date", "bool", "objectId"}
 _PLACEHOLDER_MATCH = {"$regex": PLACEHOLDER, "$options": "i"}
 _PLACEHOLDER_TEXT_MATCH = {"$regex": PLACEHOLDER_TEXT, "$options": "i"}
+_PLACEHOLDER_EMAIL_MATCH = {"$regex": f"{PLACEHOLDER_TEXT}|{PLACEHOLDER_EMAIL}", "$options": "i"}
 
 
 class PlannerGaveUp(ArgusError):
@@ -417,13 +418,12 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
             f.path, Category.EMPTY_VALUE, {f.path: _PLACEHOLDER_MATCH if vocabulary else _PLACEHOLDER_TEXT_MATCH},
             description=f"have an empty, blank or placeholder {f.path} ('', 'n/a', 'null', '-'{words})",
             hypothesis="a writer fills the field with a placeholder when the value is unknown"))
-    elif fmt.kind == "email":  # well-formed, so the format check passes them; more common, they are the data's way
+    elif fmt.kind == "email":  # test@test.com is well-formed: the format check passes it
         plan.checks.append(_Check(
-            f.path, Category.EMPTY_VALUE, {f.path: {"$regex": PLACEHOLDER_EMAIL, "$options": "i"}},
-            max_share=MAX_NULL_SHARE,
-            description=f"have a placeholder {f.path} (an address at example.com, test.com or another "
-                        "reserved domain, or a mailbox such as none@)",
-            hypothesis="a writer fills the field with a made-up address when the real one is unknown"))
+            f.path, Category.EMPTY_VALUE, {f.path: _PLACEHOLDER_EMAIL_MATCH}, max_share=MAX_NULL_SHARE,
+            description=f"have an empty or placeholder {f.path} ('', 'n/a', 'none', an address at example.com, "
+                        "test.com or another reserved domain, a mailbox such as none@)",
+            hypothesis="a writer fills the field with a placeholder when the address is unknown"))
     if categorical:
         plan.probes.append(_Probe(f.path, "enum", {"field": f.path, "operation": "value_counts"}))
     return fmt

@@ -47,9 +47,10 @@ def test_well_formed_placeholder_emails_are_counted(make_target) -> None:  # typ
     rng = random.Random(7)
     docs = [{"patient": {"email": f"user{i}.{rng.choice(['ito', 'khan'])}@{rng.choice(['mail.org', 'пример.рф'])}"}}
             for i in range(600)]
-    for j, i in enumerate(range(1, 37, 2)):
-        docs[i]["patient"]["email"] = ["test@test.com", "noreply@example.com", "None@None.com"][j % 3]
-    assert _found(_audit(make_target, docs)) == {("patient.email", "empty_value", 18)}
+    for j, i in enumerate(range(1, 49, 2)):  # 24 placeholders, 6 of them no address at all
+        docs[i]["patient"]["email"] = ["test@test.com", "noreply@example.com", "None@None.com", "N/A"][j % 4]
+    assert _found(_audit(make_target, docs)) == {("patient.email", "empty_value", 24),
+                                                 ("patient.email", "format_violation", 6)}
 
 
 def test_addresses_rewritten_to_a_reserved_domain_are_the_data_not_placeholders(make_target) -> None:  # type: ignore[no-untyped-def]
