@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FORMATS", "MAX_EXAMINED_CHARS", "NUMBER_WITH_UNIT", "PLACEHOLDER", "PLACEHOLDER_EMAIL", "PLACEHOLDER_TEXT",
-           "is_placeholder", "matching_formats", "unit_of"]
+__all__ = ["FORMATS", "MADE_UP_EMAIL", "MAX_EXAMINED_CHARS", "NUMBER_WITH_UNIT", "PLACEHOLDER", "PLACEHOLDER_EMAIL",
+           "PLACEHOLDER_TEXT", "is_placeholder", "matching_formats", "unit_of"]
 
 MAX_EXAMINED_CHARS = 1000
 
@@ -47,15 +47,20 @@ PLACEHOLDER = rf"^\s*(({_NO_VALUE})\s*)?$"
 _NO_VALUE_TEXT = (rf"{_NO_VALUE}|nan|tba|unknown|none|missing|not (available|applicable|known)"
                   r"|no (name|data|value)|xx+|\.+")
 PLACEHOLDER_TEXT = rf"^\s*(({_NO_VALUE_TEXT})\s*)?$"
-# Well-formed addresses that stand for "no address" (matched case-insensitively): any mailbox at a
-# domain reserved for examples and tests (RFC 2606/6761: example.com/.net/.org and the .example,
-# .test, .invalid and .localhost names) or at a domain people type to get past a form (test.com,
-# none.com), and a mailbox whose name says there is none (none@, noemail@) at any domain. ``test@``
-# and ``noreply@`` alone are not: a test account and a system sender are real mailboxes at a real domain.
+# Well-formed addresses that stand for "no address" (matched case-insensitively): a mailbox whose
+# name says there is none (none@, noemail@) at any domain, any mailbox at a domain people type to get
+# past a form (test.com, none.com), and any mailbox at a domain reserved for examples and tests
+# (RFC 2606/6761: example.com/.net/.org and the .example, .test, .invalid and .localhost names).
+# ``test@`` and ``noreply@`` at a real domain are not: a test account and a system sender are real.
 _NO_MAILBOX = r"none|null|nil|unknown|noemail|no-email|no\.email|nomail|no-mail|noaddress|nobody"
-_NO_DOMAIN = (r"example\.(com|net|org|edu)|test\.com|none\.com|null\.com|noemail\.com|nomail\.com"
-              r"|example|test|invalid|localhost")
-PLACEHOLDER_EMAIL = rf"^(({_NO_MAILBOX})@[^@\s]+|[^@\s]+@([^@\s]*\.)?({_NO_DOMAIN}))$"
+_MADE_UP_DOMAIN = r"test\.com|none\.com|null\.com|noemail\.com|nomail\.com"
+_RESERVED_DOMAIN = r"([^@\s]*\.)?(example\.(com|net|org|edu)|example|test|invalid|localhost)"
+_ROLE_MAILBOX = r"test|noreply|no-reply|donotreply|do-not-reply"
+_MADE_UP = rf"({_NO_MAILBOX})@[^@\s]+|[^@\s]+@({_MADE_UP_DOMAIN})"
+PLACEHOLDER_EMAIL = rf"^({_MADE_UP}|[^@\s]+@{_RESERVED_DOMAIN})$"
+# ... and where a field's own addresses sit at a reserved domain (test data, a data set anonymised
+# to ``user17@example.com``), only the made-up ones and a test or no-reply mailbox there.
+MADE_UP_EMAIL = rf"^({_MADE_UP}|({_ROLE_MAILBOX})@{_RESERVED_DOMAIN})$"
 
 _COMPILED = {name: re.compile(pattern) for name, pattern in FORMATS.items()}
 _PLACEHOLDER = re.compile(PLACEHOLDER, re.IGNORECASE)

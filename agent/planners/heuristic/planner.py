@@ -38,7 +38,7 @@ from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached,
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
-from agent.tools.formats import PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
+from agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
 from agent.tools.models import CountManyResult, FieldStats, SchemaSampleResult, StatsResult
 
 __all__ = ["HeuristicPlanner"]
@@ -69,6 +69,7 @@ _SCALARS = {"number", "string", "date", "bool", "objectId"}
 _PLACEHOLDER_MATCH = {"$regex": PLACEHOLDER, "$options": "i"}
 _PLACEHOLDER_TEXT_MATCH = {"$regex": PLACEHOLDER_TEXT, "$options": "i"}
 _PLACEHOLDER_EMAIL_MATCH = {"$regex": f"{PLACEHOLDER_TEXT}|{PLACEHOLDER_EMAIL}", "$options": "i"}
+_MADE_UP_EMAIL_MATCH = {"$regex": f"{PLACEHOLDER_TEXT}|{MADE_UP_EMAIL}", "$options": "i"}
 
 
 class PlannerGaveUp(ArgusError):
@@ -419,11 +420,13 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
             description=f"have an empty, blank or placeholder {f.path} ('', 'n/a', 'null', '-'{words})",
             hypothesis="a writer fills the field with a placeholder when the value is unknown"))
     elif fmt.kind == "email":  # test@test.com is well-formed: the format check passes it
-        plan.checks.append(_Check(
-            f.path, Category.EMPTY_VALUE, {f.path: _PLACEHOLDER_EMAIL_MATCH}, max_share=MAX_NULL_SHARE,
-            description=f"have an empty or placeholder {f.path} ('', 'n/a', 'none', an address at example.com, "
-                        "test.com or another reserved domain, a mailbox such as none@)",
-            hypothesis="a writer fills the field with a placeholder when the address is unknown"))
+        # The first that holds: the field's own addresses may sit at a reserved domain (test data)
+        for match, cap in ((_PLACEHOLDER_EMAIL_MATCH, MAX_NULL_SHARE), (_MADE_UP_EMAIL_MATCH, None)):
+            plan.checks.append(_Check(
+                f.path, Category.EMPTY_VALUE, {f.path: match}, max_share=cap,
+                description=f"have an empty or placeholder {f.path} ('', 'n/a', 'none', an address at example.com,"
+                            " test.com or another reserved domain, a mailbox such as none@)",
+                hypothesis="a writer fills the field with a placeholder when the address is unknown"))
     if categorical:
         plan.probes.append(_Probe(f.path, "enum", {"field": f.path, "operation": "value_counts"}))
     return fmt

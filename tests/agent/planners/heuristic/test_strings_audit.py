@@ -56,3 +56,11 @@ def test_well_formed_placeholder_emails_are_counted(make_target) -> None:  # typ
 def test_addresses_rewritten_to_a_reserved_domain_are_the_data_not_placeholders(make_target) -> None:  # type: ignore[no-untyped-def]
     docs = [{"email": f"user{i}@example.com"} for i in range(300)]
     assert _found(_audit(make_target, docs)) == set()
+
+
+def test_placeholders_are_counted_when_the_field_lives_at_a_reserved_domain(make_target) -> None:  # type: ignore[no-untyped-def]
+    docs = [{"crew_email": f"crew{i}@airline.example"} for i in range(500)]
+    for j, i in enumerate(range(1, 41, 2)):
+        docs[i]["crew_email"] = ["test@test.com", "noreply@example.com", "n/a", "none@airline.example"][j % 4]
+    assert _found(_audit(make_target, docs)) == {("crew_email", "empty_value", 20),
+                                                 ("crew_email", "format_violation", 5)}

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from agent.planners.heuristic.text import enum_violations, is_variant, string_format
-from agent.tools.formats import PLACEHOLDER_EMAIL
+from agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER_EMAIL
 from agent.tools.profiling import profile_documents
 from agent.tools.regex_cost import regex_problem
 
@@ -196,6 +196,15 @@ def test_internationalised_addresses_are_emails() -> None:
 def test_placeholder_addresses(address: str, placeholder: bool) -> None:
     assert bool(re.match(PLACEHOLDER_EMAIL, address, re.IGNORECASE)) is placeholder
     assert regex_problem(PLACEHOLDER_EMAIL, re.IGNORECASE) is None
+
+
+@pytest.mark.parametrize(("address", "made_up"), [
+    ("test@test.com", True), ("noreply@example.com", True), ("NONE@airline.example", True), ("n0@none.com", True),
+    ("crew7@airline.example", False), ("user17@example.com", False), ("test@gmail.com", False),
+])
+def test_made_up_addresses_where_the_field_lives_at_a_reserved_domain(address: str, made_up: bool) -> None:
+    assert bool(re.match(MADE_UP_EMAIL, address, re.IGNORECASE)) is made_up
+    assert regex_problem(MADE_UP_EMAIL, re.IGNORECASE) is None
 
 
 # --- rare but real categories ---------------------------------------------------------------------
