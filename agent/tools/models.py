@@ -108,6 +108,8 @@ class StringStats(BaseModel):
     distinct_count: int
     shapes: list[tuple[str, int]] = Field(description="most common shapes, e.g. ('A+-9+', 812)")
     shape_count: int
+    exact_shapes: list[tuple[str, int]] = Field(
+        default_factory=list, description="most common shapes with every character kept, e.g. ('(999) 999-9999', 800)")
     formats: dict[str, int] = Field(default_factory=dict, description="values matching each well-known format")
     units: list[tuple[str, int]] = Field(default_factory=list, description="unit text after a leading number")
     unit_count: int = Field(0, description="distinct unit texts")

@@ -35,6 +35,7 @@ __all__ = [
     "MAX_EXAMINED_CHARS",
     "MAX_PATHS",
     "bson_type",
+    "exact_shape_of",
     "profile_documents",
     "shape_of",
 ]
@@ -102,18 +103,7 @@ def shape_of(text: str) -> str:
     prev = ""
     run = 0
     for ch in text[:_SHAPE_CHARS]:
-        if "A" <= ch <= "Z":
-            cls = "A"
-        elif "a" <= ch <= "z":
-            cls = "a"
-        elif "0" <= ch <= "9":
-            cls = "9"
-        elif ch.isalpha():
-            cls = "~"
-        elif ch.isspace():
-            cls = " "
-        else:
-            cls = ch
+        cls = _class_of(ch)
         if cls == prev and cls in "Aa9~ ":
             run += 1
             if run == 2:
@@ -124,6 +114,28 @@ def shape_of(text: str) -> str:
     if len(text) > _SHAPE_CHARS:
         out.append("…")
     return "".join(out)
+
+
+def exact_shape_of(text: str) -> str:
+    """A string's shape with its run lengths: ``"02134"`` → ``"99999"``, ``"(555) 010-4477"`` →
+    ``"(999) 999-9999"``. Letters become ``A``/``a`` (``~`` outside ASCII), digits ``9``, spaces `` ``,
+    every other character stays itself; cut like ``shape_of``."""
+    cut = "…" if len(text) > _SHAPE_CHARS else ""
+    return "".join(_class_of(ch) for ch in text[:_SHAPE_CHARS]) + cut
+
+
+def _class_of(ch: str) -> str:
+    if "A" <= ch <= "Z":
+        return "A"
+    if "a" <= ch <= "z":
+        return "a"
+    if "0" <= ch <= "9":
+        return "9"
+    if ch.isalpha():
+        return "~"
+    if ch.isspace():
+        return " "
+    return ch
 
 
 def _as_float(value: Any) -> float | None:
@@ -406,9 +418,11 @@ def _string_stats(values: list[str]) -> StringStats | None:
     counts = Counter(values)
     lengths = [len(v) for v in values]
     shapes = Counter(shape_of(v) for v in values)
+    exact_shapes: Counter[str] = Counter()
     formats: Counter[str] = Counter()
     units: Counter[str] = Counter()
     for value, n in counts.items():
+        exact_shapes[exact_shape_of(value)] += n
         for name in matching_formats(value):
             formats[name] += n
         unit = unit_of(value)
@@ -421,7 +435,7 @@ def _string_stats(values: list[str]) -> StringStats | None:
         placeholder_count=sum(c for v, c in counts.items() if v.strip() and is_placeholder(v)),
         min_length=min(lengths), max_length=max(lengths), mean_length=sum(lengths) / len(lengths),
         distinct_count=len(counts),
-        shapes=shapes.most_common(10), shape_count=len(shapes),
+        shapes=shapes.most_common(10), shape_count=len(shapes), exact_shapes=exact_shapes.most_common(10),
         formats=dict(formats), units=units.most_common(10), unit_count=len(units),
         top_values=[(_display(v), c) for v, c in counts.most_common(CARDINALITY_CAP if len(counts) <= CARDINALITY_CAP
                                                                       else TOP_VALUES)],

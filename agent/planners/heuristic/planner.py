@@ -46,7 +46,7 @@ from agent.planners.heuristic.relations import intervals, products
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
-from agent.tools.formats import PLACEHOLDER, PLACEHOLDER_TEXT
+from agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
 from agent.tools.models import CountManyResult, FieldStats, SchemaSampleResult, StatsResult
 
 __all__ = ["HeuristicPlanner"]
@@ -83,6 +83,8 @@ _PLACEHOLDER_MATCH = {"$regex": PLACEHOLDER, "$options": "i"}
 _PLACEHOLDER_TEXT_MATCH = {"$regex": PLACEHOLDER_TEXT, "$options": "i"}
 _LOWER = {Severity.CRITICAL: Severity.HIGH, Severity.HIGH: Severity.MEDIUM, Severity.MEDIUM: Severity.LOW,
           Severity.LOW: Severity.LOW}
+_PLACEHOLDER_EMAIL_MATCH = {"$regex": f"{PLACEHOLDER_TEXT}|{PLACEHOLDER_EMAIL}", "$options": "i"}
+_MADE_UP_EMAIL_MATCH = {"$regex": f"{PLACEHOLDER_TEXT}|{MADE_UP_EMAIL}", "$options": "i"}
 
 
 class PlannerGaveUp(ArgusError):
@@ -471,7 +473,7 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
     """String checks; returns the format the field's values follow, if any."""
     s = f.strings
     assert s is not None
-    fmt = string_format(s, code=hints.identifier, named=hints.format)
+    fmt = string_format(s, code=hints.identifier, named=hints.format, path=f.path)
     if fmt is not None and fmt.violation_matches:
         plan.checks.append(_Check(
             f.path, Category.FORMAT_VIOLATION, {f.path: {"$regex": fmt.regex}},
@@ -491,6 +493,14 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
             f.path, Category.EMPTY_VALUE, {f.path: _PLACEHOLDER_MATCH if vocabulary else _PLACEHOLDER_TEXT_MATCH},
             description=f"have an empty, blank or placeholder {f.path} ('', 'n/a', 'null', '-'{words})",
             hypothesis="a writer fills the field with a placeholder when the value is unknown"))
+    elif fmt.kind == "email":  # test@test.com is well-formed: the format check passes it
+        # The first that holds: the field's own addresses may sit at a reserved domain (test data)
+        for match, cap in ((_PLACEHOLDER_EMAIL_MATCH, MAX_NULL_SHARE), (_MADE_UP_EMAIL_MATCH, None)):
+            plan.checks.append(_Check(
+                f.path, Category.EMPTY_VALUE, {f.path: match}, max_share=cap,
+                description=f"have an empty or placeholder {f.path} ('', 'n/a', 'none', an address at example.com,"
+                            " test.com or another reserved domain, a mailbox such as none@)",
+                hypothesis="a writer fills the field with a placeholder when the address is unknown"))
     if categorical:
         plan.probes.append(_Probe(f.path, "enum", {"field": f.path, "operation": "value_counts"}))
     return fmt
@@ -632,7 +642,7 @@ def _enum_check(path: str, result: StatsResult) -> _Check | None:
     if result.capped or not isinstance(result.value, list):
         return None
     counts = [(item["value"], item["count"]) for item in result.value if isinstance(item["value"], str)]
-    bad = enum_violations(counts)
+    bad = enum_violations(counts, path=path)
     if not bad:
         return None
     reasons = sorted(set(bad.values()))
