@@ -51,7 +51,9 @@ def test_quantities_that_cannot_be_negative(path: str) -> None:
     assert hints_for(path).nonnegative and not hints_for(path).signed
 
 
-@pytest.mark.parametrize(("path", "past"), [("last_login", True), ("hire_date", True), ("visit_date", True),
+@pytest.mark.parametrize(("path", "past"), [("last_login", True), ("hire_date", True), ("visited_at", True),
+                                                ("departedAt", True), ("played_on", True), ("fechaNacimiento", True),
+                                                ("geburtsdatum", True), ("visit_date", False), ("published_at", False),
                                             ("sale_date", True), ("payment_date", True), ("due_date", False),
                                             ("expires_at", False), ("next_visit", False), ("start_date", False)])
 def test_dates_of_events_that_have_happened(path: str, past: bool) -> None:
