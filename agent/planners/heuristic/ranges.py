@@ -89,8 +89,9 @@ class RangePlan:
 def _fences(spread: Spread, scale: Scale, *, lower: bool) -> list[Fence]:
     """Fences around the median, at ``FENCE_MADS`` deviations: a minority cannot move them."""
     center, mad = (spread.log_median, spread.log_mad) if scale.log else (spread.median, spread.mad)
-    if not scale.log and mad is not None and mad <= 0:
-        mad = _spread_width(spread.quantiles)  # most values equal: the MAD is 0, the deciles still spread
+    if mad is not None and mad <= 0:  # most values equal: the MAD is 0, the deciles still spread
+        q = spread.quantiles
+        mad = _spread_width({k: math.log10(v) for k, v in q.items()} if scale.log else q)
     if center is None or mad is None or mad <= 0:
         return []
     gap = GAP_MADS * mad
@@ -220,7 +221,11 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
             plan.seen.add("zero placeholder far below the bulk")
     if bulk is None or not bulk.quantiles:
         return plan
-    scale = Scale(log=_log_scale(bulk.quantiles) and bulk.log_median is not None)
+    # Counts where most values are equal (attempts: 1, now and then 2 or 3) have no MAD: their width
+    # comes from the deciles, and on a log scale, so a pack of 12 copies beside 1s and 2s is a
+    # tail while 99 attempts is not.
+    equal = (bulk.log_mad if bulk.log_mad is not None else bulk.mad) <= 0
+    scale = Scale(log=(_log_scale(bulk.quantiles) or equal) and bulk.log_median is not None)
     signed_rule = any(r in ("negative", "zero or negative") for r, _ in plan.conditions)
     center = scale.back(bulk.log_median if scale.log and bulk.log_median is not None else bulk.median)
     for fence in _fences(bulk, scale, lower=not scale.log and not zero_state):

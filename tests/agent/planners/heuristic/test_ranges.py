@@ -313,6 +313,12 @@ def test_impossible_counts_among_mostly_equal_small_counts_are_found() -> None:
     assert _both(attempts, "attempts") == [-1, 0, 99]
     assert _both(guests, "guests") == [-1, 0, 40]
     assert _both(rng.choices([1, 2, 3], [85, 12, 3], k=1000), "attempts") == []
+    # copies lent: 1 mostly, 12 for a class set now and then (a clean sample the sweep drew once)
+    copies = [1] * 305 + [2] * 52 + [3] * 30 + [5] * 10 + [12] * 3
+    assert _flagged(copies, copies, "copies") == []
+    for seed in range(8):
+        copies = random.Random(seed).choices([1, 2, 3, 5, 12], [80, 12, 5, 2, 1], k=400)
+        assert _both(copies, "copies", seed) == []
 
 
 @pytest.mark.parametrize("seed", range(4))
