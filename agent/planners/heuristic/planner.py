@@ -373,10 +373,13 @@ def _bound(at: float, dates: bool) -> Any:
 
 def _ranges(path: str, ranges: Any, plan: _Plan, *, dates: bool) -> None:
     hard = [{path: cond} for _, cond in ranges.conditions]
-    reasons = [reason for reason, _ in ranges.conditions]
+    # Only the rules the sample shows broken are named; when it shows none (a defect rarer than
+    # the sample resolves) every rule the count stands for is.
+    reasons = [reason for reason, _ in ranges.conditions if reason in ranges.seen]
     if hard:
+        named = reasons or [reason for reason, _ in ranges.conditions]
         plan.checks.append(_Check(path, Category.OUTLIER_VALUE, _or(hard),
-                                  description=f"have an implausible {path} ({'; '.join(reasons)})",
+                                  description=f"have an implausible {path} ({'; '.join(named)})",
                                   hypothesis=_outlier_why(dates)))
     plan.outliers[path] = (hard, reasons, dates)
     for fence in ranges.fences:
