@@ -8,6 +8,7 @@ never precision.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 __all__ = ["NameHints", "hints_for", "names_own_key"]
@@ -30,6 +31,12 @@ _SIGNED_WORDS = {"balance", "delta", "diff", "difference", "change", "offset", "
                  "delay", "lateness", "until", "remaining", "left", "movement", "movements", "flow", "adjusted",
                  "adjustments", "deviation", "error", "residual", "surplus", "deficit", "shortfall", "skew",
                  "drift", "lag", "slack", "trend", "yield", "growth"}
+# Sibling fields that give the sign of an amount or a quantity beside them ...
+_DIRECTION_WORDS = {"direction", "dir", "side", "sign", "debit", "credit", "drcr", "flow", "movement", "inout",
+                    "entry", "posting"}
+# ... and the amounts and quantities they give it to.
+_DIRECTED_WORDS = {"amount", "amt", "value", "qty", "quantity", "units", "total", "sum", "importe", "monto",
+                   "montant", "betrag", "menge", "cantidad", "quantite"}
 _NONNEG_WORDS = {"qty", "quantity", "count", "age", "price", "cost", "amount", "total", "duration", "ms",
                  "seconds", "secs", "minutes", "size", "length", "weight", "height", "width", "depth",
                  "stock", "points", "score", "rating", "views", "clicks", "pages", "items", "units",
@@ -112,11 +119,22 @@ class NameHints:
     format: str | None = None            # a well-known format the name promises ("email", "uuid")
 
 
-def hints_for(path: str) -> NameHints:
+def _directed(path: str, siblings: Iterable[str]) -> bool:
+    """A field beside ``path`` (in the same document or subdocument) names a direction: a ledger's
+    ``direction`` (debit, credit), a stock ``movement_type`` (in, out). Its amounts and quantities
+    are written with the direction's sign, at whatever share the debits or the outbound take."""
+    parent = path.rpartition(".")[0]
+    return any(other != path and other.rpartition(".")[0] == parent
+               and not _DIRECTION_WORDS.isdisjoint(_words(other)) for other in siblings)
+
+
+def hints_for(path: str, siblings: Iterable[str] = ()) -> NameHints:
+    """What ``path``'s name says; ``siblings``: the paths of the collection's other fields."""
     words = _words(path)
     last = words[-1] if words else ""
     identifier = last in _ID_WORDS or (len(words) == 1 and last in {"id", "_id"})
-    signed = any(w in _SIGNED_WORDS for w in words)
+    signed = any(w in _SIGNED_WORDS for w in words) or (
+        any(w in _DIRECTED_WORDS for w in words) and _directed(path, siblings))
     bounds: tuple[float, float] | None = None
     if last == "age":
         bounds = (0, 130)

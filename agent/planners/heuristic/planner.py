@@ -292,10 +292,11 @@ def _one_per_field_and_category(checks: list[_Check]) -> list[_Check]:
 def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = "") -> _Plan:
     plan = _Plan()
     drifted = _schema_drift(fields, plan)
+    paths = [f.path for f in fields]
     for f in fields:
         if f.path not in drifted:
             _presence(f, plan)
-        _field(f, now, plan, renamed=f.path in drifted, collection=collection)
+        _field(f, now, plan, renamed=f.path in drifted, collection=collection, siblings=paths)
     return plan
 
 
@@ -334,12 +335,13 @@ def _presence(f: FieldStats, plan: _Plan) -> None:
             hypothesis="a writer omits the field or writes null"))
 
 
-def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, collection: str = "") -> None:
+def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, collection: str = "",
+           siblings: list[str] | None = None) -> None:
     families = _families(f)
     if not families:
         return
     dominant = next(iter(families))
-    hints = hints_for(f.path)
+    hints = hints_for(f.path, siblings or ())
     fmt: FormatSpec | None = None
     if len(families) > 1 or dominant in _SCALARS:
         others = [k for k in families if k != dominant]

@@ -66,3 +66,15 @@ def test_dates_of_events_that_have_happened(path: str, past: bool) -> None:
     ("id", "trips", False), ("trip_id", "tripsheets", False), ("trip_name", "trips", False)])
 def test_a_collections_own_key(path: str, collection: str, own: bool) -> None:
     assert names_own_key(path, collection) is own
+
+
+@pytest.mark.parametrize(("path", "siblings", "signed"), [
+    ("amount", ["direction", "booked_at"], True),                 # a ledger: debits negative
+    ("quantity", ["movement_type", "sku"], True),                 # stock going out
+    ("lines.qty", ["lines.side", "lines.sku"], True),
+    ("amount", ["status", "type", "customer_id"], False),         # an invoice: no direction beside it
+    ("lines.qty", ["direction", "lines.sku"], False),             # the direction of another level
+    ("fee", ["direction"], False),                                # a fee is no directed amount
+])
+def test_an_amount_beside_a_direction_is_signed(path: str, siblings: list[str], signed: bool) -> None:
+    assert hints_for(path, [path, *siblings]).signed is signed

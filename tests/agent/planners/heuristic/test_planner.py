@@ -100,3 +100,22 @@ def test_an_outlier_description_names_only_the_rules_the_values_break(make_targe
     assert "zero or negative" in found["price"]
     for description in found.values():
         assert "not a number" not in description and "zero placeholder" not in description
+
+
+@pytest.mark.parametrize("debits", [0.05, 0.4, 0.7])
+def test_a_ledger_writes_its_debits_negative_beside_their_direction(make_target, debits: float) -> None:  # type: ignore[no-untyped-def]
+    """With a ``direction`` beside it the sign is the direction's, at any share of debits; without
+    one, negative amounts are found while they are the minority."""
+    import random
+
+    rng = random.Random(int(debits * 100))
+    docs = []
+    for _ in range(1500):
+        debit = rng.random() < debits
+        amount = round(rng.lognormvariate(4, 1), 2)
+        docs.append({"amount": -amount if debit else amount, "direction": "debit" if debit else "credit"})
+    assert [f.field for f in _audit(make_target, docs).findings] == []
+    bare = [{"amount": d["amount"]} for d in docs]
+    negatives = sum(1 for d in bare if d["amount"] < 0)
+    found = [(f.field, f.affected_count) for f in _audit(make_target, bare).findings]
+    assert found == ([("amount", negatives)] if debits < 0.5 else [])
