@@ -31,6 +31,7 @@ __all__ = ["CLOCK_SKEW", "Fence", "RangePlan", "date_plan", "detached", "numeric
 FENCE_MADS = (5.0, 8.0, 12.0)
 GAP_MADS = 1.7          # an outlier must sit this far (in MADs) from the largest normal value
 TAIL_GAP = 1.5          # ... and this many times as far as the bulk's own tail reaches past its edge
+LOG_SYMMETRY = 1.25     # a log-scale bulk reaching at most this much further below than above gets lower fences
 SKEW_FOR_LOG = 1.2      # (p75 - p50) / (p50 - p25) above this → work on a log scale
 RARE_SHARE = 0.02       # unnamed fields: negatives or zeros above this share are part of the data
 HUGS_ZERO = 0.2         # p01 below this fraction of the median: the values have a floor at zero
@@ -228,13 +229,26 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     scale = Scale(log=(_log_scale(bulk.quantiles) or equal) and bulk.log_median is not None)
     signed_rule = any(r in ("negative", "zero or negative") for r, _ in plan.conditions)
     center = scale.back(bulk.log_median if scale.log and bulk.log_median is not None else bulk.median)
-    for fence in _fences(bulk, scale, lower=not scale.log and not zero_state):
+    # Below the bulk: on a log scale only where the values spread alike both ways there (prices
+    # around 250,000, where a 1 is a placeholder); values that reach down to zero (waiting times)
+    # spread without end below on a log scale.
+    lower = (not scale.log or _log_symmetric(bulk.quantiles)) and not zero_state
+    for fence in _fences(bulk, scale, lower=lower):
         if fence.side == "below" and fence.at < 0 and signed_rule:
             continue  # the sign rule already covers everything below zero
         if _mode_beyond(fence, stats, n, center):
             continue
         plan.fences.append(fence)
     return plan
+
+
+def _log_symmetric(q: dict[str, float]) -> bool:
+    """On a log scale the bulk reaches no further below its median than above (a log-normal)."""
+    if q["p05"] <= 0:
+        return False
+    below = math.log10(q["p50"]) - math.log10(q["p05"])
+    above = math.log10(q["p95"]) - math.log10(q["p50"])
+    return below <= LOG_SYMMETRY * above
 
 
 def _mode_beyond(fence: Fence, stats: NumericStats, n: int, center: float) -> bool:

@@ -364,3 +364,13 @@ def test_a_zero_placeholder_among_prices_in_the_hundred_thousands_is_found(path:
     rng = random.Random(seed)
     population = [round(math.exp(rng.gauss(math.log(250_000), 0.5)), -2) for _ in range(1000)] + [0] * 20
     assert _both(population, path, seed) == [0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_sentinel_prices_far_below_and_above_a_log_normal_bulk_are_found(seed: int) -> None:
+    """Prices around 250,000 (log-normal): a 1, a 0 and 999,999,999 written for unknown prices."""
+    rng = random.Random(seed)
+    population = [round(math.exp(rng.gauss(math.log(250_000), 0.5)), -2) for _ in range(3000)]
+    population += [0, 1, 999_999_999] * 20
+    assert _both(population, "precio", seed) == [0, 1, 999_999_999]
+    assert _both(population[:3000], "precio", seed) == []
