@@ -22,6 +22,7 @@ __all__ = [
     "BudgetExhausted",
     "DataLoadError",
     "QueryRefused",
+    "QueryRejected",
     "QueryTimeout",
     "TargetUnavailable",
     "ToolError",
@@ -42,6 +43,11 @@ class QueryRefused(ArgusError):
 
 class ToolError(ArgusError):
     """A tool call failed; the loop records it and the planner moves on."""
+
+
+class QueryRejected(ToolError):
+    """The engine refused an operation as written (an operator, stage or BSON type it does not
+    support): sent again unchanged, it would fail again."""
 
 
 class QueryTimeout(ToolError):

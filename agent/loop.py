@@ -146,6 +146,10 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             break
 
     outcome: Outcome = "succeeded" if reason == "concluded" else "failed" if reason == "error" else "partial"
+    if outcome == "succeeded" and state.refused_checks:
+        # Not every check ran: absence proves nothing for them, so the run resolves nothing (as any
+        # partial run) and the next run is compared with the last one that checked everything.
+        outcome = "partial"
     health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
@@ -253,6 +257,12 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         _record_batch(state, result, record)
         entry.observation = (f"counted {len(result.counts)} queries and {len(result.stats)} statistics "
                              f"in one pass; {sum(1 for c in result.counts if c.matched_count)} queries matched")
+        refused = [c for c in result.counts if c.error] + [s for s in result.stats if s.error]
+        if refused:
+            paths = sorted({p for c in result.counts if c.error for p in filter_fields(decode(c.filter))}
+                           | {s.field for s in result.stats if s.error})
+            entry.observation += (f"; the database engine refused {len(refused)} of them (an operator or a type "
+                                  f"it does not support){' on ' + ', '.join(paths) if paths else ''}: not counted")
     state.queries_run.append(record)
     state.last_observation = Observation("result", name, result=result)
     state.last_critique = None
@@ -293,6 +303,10 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
     same query-language match, counted over the whole collection, recorded with its count."""
     fields: set[str] = set()
     for counted in result.counts:
+        if counted.error is not None:  # refused by the engine: no count, so no evidence either way
+            state.refused_checks += 1
+            state.unchecked_fields.update(filter_fields(decode(counted.filter)))
+            continue
         key = filter_key(counted.filter)
         paths = sorted(filter_fields(decode(counted.filter)))
         state.evidence_counts[key] = counted.matched_count
@@ -300,6 +314,10 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
                                              filter_key=key, matched_count=counted.matched_count, fields=paths))
         fields.update(paths)
     for stats in result.stats:
+        if stats.error is not None:
+            state.refused_checks += 1
+            state.unchecked_fields.add(stats.field)
+            continue
         fields.add(stats.field)
         fields.update(filter_fields(decode(stats.filter_used or {})))
     state.fields_investigated.update(fields)
@@ -362,6 +380,11 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         if reason == "llm_budget" and note:
             llm.summary.budget_exhausted = note
         notes += [n for n in llm.notes() if n not in notes]
+    if state.refused_checks:
+        where = sorted(state.unchecked_fields)
+        notes.append(f"the database engine refused {state.refused_checks} check(s) (an operator or a type it does "
+                     f"not support){' on ' + ', '.join(where) if where else ''}: they were not counted, so the run "
+                     f"is partial and resolves no earlier finding")
     cost = database_cost or DatabaseCost()
     if cost.throttled:
         notes.append(f"the server throttled {cost.throttled} request(s) (code 16500, TooManyRequests); "

@@ -122,6 +122,8 @@ class AgentState:
     executed_keys: dict[str, int] = field(default_factory=dict)
     evidence_counts: dict[str, int] = field(default_factory=dict)
     fields_investigated: set[str] = field(default_factory=set)
+    refused_checks: int = 0                      # counts and statistics the engine refused to run
+    unchecked_fields: set[str] = field(default_factory=set)  # ... and the fields they were about
 
     history: list[AgentAction] = field(default_factory=list)
     last_observation: Observation | None = None

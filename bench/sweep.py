@@ -29,6 +29,7 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import argparse  # noqa: E402
+import json  # noqa: E402
 import math  # noqa: E402
 import random  # noqa: E402
 import tempfile  # noqa: E402
@@ -273,6 +274,8 @@ SECOND: dict[str, Defect] = {d.kind: d for d in [
            _set("line_items", lambda r, d: r.choice([-1, -4, 100_000]))),
     Defect("impossible_range", "readings", "humidity_pct", frozenset({"outlier_value"}),
            _set("humidity_pct", lambda r, d: r.choice([-5.0, 140.0, 999.0]))),
+    Defect("end_before_start", "invoices", "due_date", frozenset({"cross_field"}),
+           _set("due_date", lambda r, d: d["issued_at"] - timedelta(days=r.choice([1, 7, 30])))),
 ]}
 SETS: dict[str, dict[str, Defect]] = {"first": DEFECTS, "second": SECOND}
 
@@ -329,9 +332,13 @@ class Cell:
 def _score(defect: Defect, rate: float, truth: int, report: AuditReport, seconds: float) -> Cell:
     on_field = [f for f in report.findings if f.field == defect.field and f.category.value in defect.categories]
     best = min(on_field, key=lambda f: abs(f.affected_count - truth), default=None)
-    off = [f"{f.field} {f.category.value} {f.affected_count}" for f in report.findings if f.field != defect.field]
+    # A relation between two fields is about both: a due date now before a corrupted issue date
+    # is the planted defect seen from the other side, not a false positive on due_date.
+    about = {f.id for f in report.findings if f.field == defect.field or (
+        f.category.value == "cross_field" and f'"${defect.field}"' in json.dumps(f.evidence_query))}
+    off = [f"{f.field} {f.category.value} {f.affected_count}" for f in report.findings if f.id not in about]
     other = [f"{f.field} {f.category.value} {f.affected_count}" for f in report.findings
-             if f.field == defect.field and f.category.value not in defect.categories]
+             if f.id in about and (f.field != defect.field or f.category.value not in defect.categories)]
     return Cell(defect.kind, rate, truth, best is not None and count_ok(best.affected_count, truth),
                 best.affected_count if best else None, off, other, report.outcome, seconds)
 

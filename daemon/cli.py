@@ -1,5 +1,6 @@
 """The ``argus`` command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or configuration
-error, 3 partial audit (a budget ran out or it was interrupted: not everything was checked), 4 failed audit."""
+error, 3 partial audit (a budget ran out, it was interrupted or the engine refused some checks: not everything
+was checked), 4 failed audit."""
 
 from __future__ import annotations
 
@@ -167,7 +168,8 @@ def audit(
     """Audit one collection and print its report (with its diff against the last run when stored).
 
     Exit codes: 0 clean, 1 a finding at or above --fail-on, 2 usage or configuration error,
-    3 partial audit (a time, iteration or LLM budget ran out, or it was interrupted; the report keeps what it found),
+    3 partial audit (a time, iteration or LLM budget ran out, it was interrupted, or the database engine refused
+    some checks; the report keeps what it found),
     4 failed audit (the database became unreachable or the planner broke).
     """
     settings = _settings()
@@ -527,7 +529,9 @@ def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
                                    highlight=False)
         return EXIT_FAILED
     if report.outcome == "partial":
-        Console(stderr=True).print(f"argus: warning: partial audit ({report.termination_reason}): "
+        why = "the database engine refused some checks" if report.termination_reason == "concluded" \
+            else report.termination_reason
+        Console(stderr=True).print(f"argus: warning: partial audit ({why}): "
                                    f"{len(report.findings)} findings so far", markup=False, highlight=False)
         return EXIT_PARTIAL
     if fail_on is not None and report.findings_at_or_above(fail_on):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import mongomock
-from bson import json_util
+from bson import Decimal128, json_util
 from bson.codec_options import DatetimeConversion
 from bson.errors import BSONError, InvalidDocument, InvalidId
 from bson.json_util import JSONOptions
@@ -86,7 +86,22 @@ def _parse_line(line: str, file: Path, number: int) -> dict[str, Any]:
     if depth_of(doc) > MAX_NESTING:
         raise DataLoadError(f"{file}:{number}: the document is nested deeper than {MAX_NESTING} levels, "
                             "MongoDB's limit")
+    if "$numberDecimal" in line:
+        doc = _comparable(doc)
     return doc
+
+
+def _comparable(value: Any) -> Any:
+    """``value`` with every Decimal128 as a double: the in-memory engine cannot compare Decimal128
+    values (every range check of such a field would be refused), and a server compares them as
+    numbers anyway. A decimal keeps about 16 significant digits."""
+    if isinstance(value, Decimal128):
+        return float(value.to_decimal())
+    if isinstance(value, dict):
+        return {k: _comparable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_comparable(v) for v in value]
+    return value
 
 
 def _insert(coll: Any, batch: list[dict[str, Any]], file: Path, first_line: int) -> None:

@@ -18,16 +18,20 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import structlog
 from bson.regex import Regex
 
 from agent.ejson import decode, encode
-from agent.errors import QueryRefused
+from agent.errors import QueryRefused, QueryRejected
 from agent.tools.get_stats import build_pipeline, duplicate_branches, stats_result
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
-from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, GetStatsInput
+from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, CountQuery, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["count_many", "count_many_pipeline"]
+__all__ = ["ISOLATION_PASSES", "count_many", "count_many_pipeline"]
+
+ISOLATION_PASSES = 16   # reads spent, at most, finding the checks of a batch the engine refuses
+log = structlog.get_logger(__name__)
 
 
 def _check_patterns(query: Any) -> None:
@@ -93,8 +97,57 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
 
 
 def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
-    """Count every filter of ``params.queries`` and compute every ``params.stats`` in one pass."""
+    """Count every filter of ``params.queries`` and compute every ``params.stats`` in one pass.
+
+    When the engine refuses the batch (an operator or a BSON type it does not support), the
+    batch is split in halves until the refused items stand alone, so one unsupported check costs
+    its own answer, not every other one's: those items come back with ``error`` set. Finding them
+    takes at most ``ISOLATION_PASSES`` more reads; past that the refusal is raised."""
     pipeline, filters = count_many_pipeline(params)
+    try:
+        return _counted(target, params, pipeline, filters)
+    except QueryRejected:
+        if len(params.queries) + len(params.stats) <= 1:
+            raise
+    budget = [ISOLATION_PASSES]
+    counts, stats = _isolated(target, params, budget)
+    log.warning("batch_items_rejected", queries=sum(c.error is not None for c in counts),
+                stats=sum(s.error is not None for s in stats), passes=ISOLATION_PASSES - budget[0])
+    return CountManyResult(collection=target.name, counts=counts, stats=stats,
+                           query_used=json.dumps(encode(pipeline), separators=(",", ":"))[:2000])
+
+
+def _isolated(target: AuditTarget, params: CountManyInput,
+              budget: list[int]) -> tuple[list[CountedQuery], list[StatsResult]]:
+    items: list[CountQuery | GetStatsInput] = [*params.queries, *params.stats]
+    if len(items) == 1:
+        error = "refused by the database engine when run alone"
+        if params.queries:
+            return [CountedQuery(filter=params.queries[0].filter, matched_count=0, error=error)], []
+        stat = params.stats[0]
+        return [], [StatsResult(collection=target.name, field=stat.field, operation=stat.operation, value=None,
+                                error=error, query_used="")]
+    counts: list[CountedQuery] = []
+    stats: list[StatsResult] = []
+    for half in (items[:len(items) // 2], items[len(items) // 2:]):
+        part = CountManyInput(queries=[i for i in half if isinstance(i, CountQuery)],
+                              stats=[i for i in half if isinstance(i, GetStatsInput)])
+        if budget[0] <= 0:
+            raise QueryRejected("count_many was refused by the database engine, and isolating the refused "
+                                f"checks took more than {ISOLATION_PASSES} reads")
+        budget[0] -= 1
+        try:
+            done = _counted(target, part, *count_many_pipeline(part))
+            more_counts, more_stats = done.counts, done.stats
+        except QueryRejected:
+            more_counts, more_stats = _isolated(target, part, budget)
+        counts += more_counts
+        stats += more_stats
+    return counts, stats
+
+
+def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[str, Any]],
+             filters: list[Any]) -> CountManyResult:
     rows = target.aggregate(pipeline) if pipeline else []
     out: dict[str, list[Any]] = rows[0] if rows else {}
     counts = []

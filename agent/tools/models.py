@@ -197,6 +197,7 @@ class StatsResult(BaseModel):
     collection: str
     field: str
     operation: str
+    error: str | None = Field(None, description="the engine refused this statistic alone: value means nothing")
     value: Any = Field(description="number, list of values, or list of {value, count}")
     capped: bool = Field(False, description="distinct/value_counts/duplicates stopped at 1,000 values")
     totals: dict[str, int] | None = Field(None, description="duplicates: {'values': groups, 'documents': n}")
@@ -226,6 +227,7 @@ class CountedQuery(BaseModel):
     filter: dict[str, Any]
     matched_count: int = Field(description="exactly count_documents(filter) over the whole collection")
     documents: list[dict[str, Any]] = Field(default_factory=list)
+    error: str | None = Field(None, description="the engine refused this filter alone: matched_count means nothing")
 
 
 class CountManyResult(BaseModel):

@@ -34,7 +34,7 @@ from bson.codec_options import DatetimeConversion
 from pymongo import errors as mongo_errors
 from pymongo.collection import Collection
 
-from agent.errors import QueryTimeout, TargetUnavailable, ToolError
+from agent.errors import QueryRejected, QueryTimeout, TargetUnavailable, ToolError
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
 from agent.tools.engine_deadline import honours_max_time, within
 
@@ -258,7 +258,7 @@ def _translated(operation: str) -> Iterator[None]:
                                            f"and no member answered within the time limit"),
                          "stepped_down", throttle=False) from exc
         code = f" (code {exc.code})" if exc.code is not None else ""
-        raise ToolError(f"{operation} was refused by the server{code}: {_first_line(exc)}") from exc
+        raise QueryRejected(f"{operation} was refused by the server{code}: {_first_line(exc)}") from exc
     except (mongo_errors.ConnectionFailure, mongo_errors.ServerSelectionTimeoutError) as exc:
         raise TargetUnavailable(f"{operation} could not reach the database: {type(exc).__name__}") from exc
     except mongo_errors.PyMongoError as exc:
@@ -266,7 +266,7 @@ def _translated(operation: str) -> Iterator[None]:
     except (NotImplementedError, TypeError, ValueError, KeyError, AttributeError, RecursionError, re.error) as exc:
         # mongomock raises plain Python errors for operators or BSON types it cannot emulate,
         # and re.error for a pattern a server would refuse with an OperationFailure.
-        raise ToolError(f"{operation} failed in the database engine: {type(exc).__name__}") from exc
+        raise QueryRejected(f"{operation} failed in the database engine: {type(exc).__name__}") from exc
 
 
 def _first_line(exc: mongo_errors.OperationFailure) -> str:

@@ -18,6 +18,17 @@ def test_extended_json_types_are_loaded_as_bson(tmp_path: Path) -> None:
     assert (target.name, target.count_documents({"ts": {"$type": "date"}})) == ("events", 1)
 
 
+def test_decimals_load_as_numbers_the_in_memory_engine_can_compare(tmp_path: Path) -> None:
+    """Range checks on a Decimal128 price were refused by the in-memory engine, so a negative
+    price in a file went unreported."""
+    path = tmp_path / "prices.jsonl"
+    path.write_text('{"price": {"$numberDecimal": "-1.50"}, "lines": [{"net": {"$numberDecimal": "2.25"}}]}\n'
+                    '{"price": {"$numberDecimal": "19.99"}}\n')
+    target = load_jsonl(path)
+    assert target.count_documents({"price": {"$lt": 0}}) == 1
+    assert target.count_documents({"lines.net": {"$gt": 2}}) == 1
+
+
 def test_a_line_that_is_not_an_object_is_named(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text('{"a": 1}\n[1, 2]\n')

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["NameHints", "hints_for", "names_own_key"]
+__all__ = ["NameHints", "hints_for", "names_own_key", "words_of"]
 
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -19,6 +19,11 @@ _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 def _words(path: str) -> list[str]:
     leaf = path.rsplit(".", 1)[-1]
     return [w.lower() for w in _WORDS.findall(leaf.replace("-", "_"))]
+
+
+def words_of(path: str) -> list[str]:
+    """The lower-case words of a field's last name segment (``checkOut`` → ``check``, ``out``)."""
+    return _words(path)
 
 
 _ID_WORDS = {"id", "ids", "uuid", "guid", "key", "code", "number", "num", "no", "nr", "sku", "ref", "index",

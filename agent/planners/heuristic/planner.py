@@ -35,6 +35,7 @@ from agent.findings import Category
 from agent.history import HistoricalContext, fingerprint
 from agent.planners.heuristic.names import NameHints, hints_for, names_own_key
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
+from agent.planners.heuristic.relations import intervals, products
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
@@ -57,6 +58,10 @@ KEY_UNIQUE_SHAPED = 0.8     # ... a field shaped like an identifier (ORD-1234, U
 KEY_MIN_VALUES = 200         # ... judged on at least this many sampled values
 UNIQUE_IN_SAMPLE = 0.98      # distinct / values at or above this: unique in the sample but for a chance pair or two
 DUPLICATE_MAX_SHARE = 0.05   # a field merely unique in the sample: duplicates this common mean it is no key
+PRODUCT_TOLERANCE = 0.005     # a total may differ from quantity times unit price by rounding: half a percent,
+PRODUCT_TOLERANCE_ABS = 0.011  # ... or a cent
+PRODUCT_MAX_SHARE = 0.2       # more totals off than this: something else (unnamed) enters the total
+INTERVAL_MAX_SHARE = 0.5     # ends before starts in most documents: the names pair the fields wrongly
 DUPLICATE_MAX_SHARE_KEY = 0.5  # a named or identifier-shaped key: duplicates stop being a minority here
 PAIRS = 2.2                  # ... unless they come in pairs (a retry wrote a record twice; a reference gathers more)
 EMPTY_ARRAY_MAX_SHARE = 0.1  # empty arrays more common than this are how the data says "none"
@@ -297,7 +302,55 @@ def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = ""
         if f.path not in drifted:
             _presence(f, plan)
         _field(f, now, plan, renamed=f.path in drifted, collection=collection, siblings=paths)
+    for pair in intervals(fields):
+        plan.checks.append(_Check(
+            pair.end, Category.CROSS_FIELD,
+            {pair.start: {"$type": "date"}, pair.end: {"$type": "date"}, "$expr": {"$lt": [f"${pair.end}",
+                                                                                       f"${pair.start}"]}},
+            max_share=INTERVAL_MAX_SHARE, description=f"have {pair.end} before {pair.start}",
+            hypothesis="the two dates were swapped, or one was written in another time zone or format"))
+    for product in products(fields):
+        t, q, p = (f"${product.total}", f"${product.quantity}", f"${product.unit_price}")
+        off = {"$gt": [{"$abs": {"$subtract": [t, {"$multiply": [q, p]}]}},
+                       {"$max": [PRODUCT_TOLERANCE_ABS, {"$multiply": [PRODUCT_TOLERANCE, {"$abs": t}]}]}]}
+        plan.checks.append(_Check(
+            product.total, Category.CROSS_FIELD,
+            {product.total: {"$type": "number"}, product.quantity: {"$type": "number"},
+             product.unit_price: {"$type": "number"}, "$expr": off},
+            max_share=PRODUCT_MAX_SHARE,
+            description=f"have a {product.total} that is not {product.quantity} times {product.unit_price}",
+            hypothesis="a writer computes the total from other inputs, rounds twice, or updates one field alone"))
+    arrays = frozenset(f.path for f in fields if f.types.get("array", 0) and f.types["array"] >= 0.5 * f.value_count)
+    if arrays:
+        for check in plan.checks:
+            check.query = _per_element(check.query, arrays)
     return plan
+
+
+def _per_element(query: dict[str, Any], arrays: frozenset[str]) -> dict[str, Any]:
+    """``query`` with every condition on a path inside an array of objects asked of one element.
+
+    ``{"items.qty": {"$not": {"$type": "number"}}}`` matches a document only when *no* element's
+    ``qty`` is a number, so one bad line among good ones went uncounted; an order with one bad
+    line is affected: ``{"items": {"$elemMatch": {"qty": {"$not": ...}}}}``. Conditions on the
+    same array share one ``$elemMatch`` (they speak of the same element)."""
+    out: dict[str, Any] = {}
+    grouped: dict[str, dict[str, Any]] = {}
+    for key, cond in query.items():
+        if key in ("$or", "$and", "$nor") and isinstance(cond, list):
+            out[key] = [_per_element(c, arrays) for c in cond]
+            continue
+        parts = key.split(".")
+        prefix = next((".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in arrays), None)
+        if prefix is None:
+            out[key] = cond
+        else:
+            grouped.setdefault(prefix, {})[key[len(prefix) + 1:]] = cond
+    for prefix, conditions in grouped.items():
+        nested = frozenset(a[len(prefix) + 1:] for a in arrays if a.startswith(prefix + "."))
+        out.pop(prefix, None)  # "the enclosing object exists" is implied by a matching element
+        out[prefix] = {"$elemMatch": _per_element(conditions, nested)}
+    return out
 
 
 def _schema_drift(fields: list[FieldStats], plan: _Plan) -> set[str]:
@@ -503,6 +556,8 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
     out: list[_Check] = []
     fences: dict[tuple[str, str, float], dict[str, Any]] = {}
     for probe, result in zip(probes, stats, strict=True):
+        if result.error is not None:
+            continue  # the engine refused this statistic: no verdict either way
         if probe.kind == "enum":
             check = _enum_check(probe.path, result)
         elif probe.kind == "duplicates":

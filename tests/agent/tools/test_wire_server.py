@@ -274,3 +274,38 @@ def test_reads_follow_the_read_preference_of_the_uri() -> None:
     reads = router.commands("aggregate") + router.commands("getLastRequestStatistics")
     assert report.outcome == "succeeded" and len(reads) == 3
     assert all(r.doc["$readPreference"] == {"mode": "secondaryPreferred"} for r in reads)
+
+
+def _contains(value: Any, key: str) -> bool:
+    if isinstance(value, dict):
+        return key in value or any(_contains(v, key) for v in value.values())
+    if isinstance(value, list):
+        return any(_contains(v, key) for v in value)
+    return False
+
+
+def test_one_operator_the_server_refuses_costs_only_its_own_check(wire: ScriptedServer) -> None:
+    """A server without ``$expr`` (an older Cosmos DB API) refuses every batch holding it; the batch
+    is split until the refused check stands alone, and every other count still comes back."""
+    uri = wire.start()
+
+    def no_expr(request: Any) -> None:
+        pipeline = request.doc["pipeline"]
+        if _contains(pipeline, "$expr"):
+            request.command_err(code=168, errmsg="unknown operator: $expr")
+        elif "$sample" in pipeline[0]:
+            _cursor(request, _DOCS)
+        else:
+            facet = next(stage["$facet"] for stage in pipeline if "$facet" in stage)
+            _cursor(request, [{name: [{"n": 4}] for name in facet}])
+    wire.handlers["aggregate"] = no_expr
+    queries = [{"filter": {"qty": n}} for n in range(6)] + [{"filter": {"$expr": {"$lt": ["$qty", "$_id"]}}}]
+    report = _audit(uri, ScriptedPlanner([AgentAction(action="schema_sample"),
+                                          AgentAction(action="count_many", action_input={"queries": queries})]))
+
+    [step] = [t for t in report.trace if t.action == "count_many"]
+    assert step.outcome == "ok", step.observation
+    assert "the database engine refused 1 of them" in step.observation
+    assert report.outcome == "partial" and any("refused 1 check(s)" in n for n in report.notes)
+    refused = [len(r.doc["pipeline"]) for r in wire.commands("aggregate") if _contains(r.doc["pipeline"], "$expr")]
+    assert 1 < len(refused) <= 4        # the whole batch, then only the halves that still hold it
