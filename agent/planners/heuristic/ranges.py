@@ -3,11 +3,11 @@
 Two kinds of bound. Semantic rules come from the field's name and hold while their violations
 are the minority (a past event's future date at any share): a negative amount, a zero price or
 duration, an age of 999, a birth date after the audit's ``now``. Some come from the values
-whatever the name: a negative or a zero below
-positive values that stand clear of zero, a value above 100 where values pile up at 100, a future
-date in a field whose sample lies all in the past. A name or a shape can also say a value is
-normal: signed differences (``delay_minutes``), zero as a state (free apps), a planned date
-(``published_at``, ``visit_date``), a tier held by many documents (a 49.00 plan).
+whatever the name: a negative or a zero below positive values that stand clear of zero, a value
+above 100 where values pile up at 100, a future date in a field whose sample lies all in the past.
+A name or a shape can also say a value is normal: signed differences (``delay_minutes``), zero
+as a state (free apps), a planned date (``published_at``, ``visit_date``), a tier held by many
+documents (a 49.00 plan).
 Statistical fences come from the bulk only: the median and the median absolute deviation (on a
 log scale for right-skewed positive fields) of the values the rules leave, so a defect that adds a
 second mode, even one holding 30% of the values, neither moves nor widens them; the extremes of
