@@ -312,10 +312,11 @@ def _one_per_field_and_category(checks: list[_Check]) -> list[_Check]:
 def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = "", size: int | None = None) -> _Plan:
     plan = _Plan()
     drifted = _schema_drift(fields, plan)
+    paths = [f.path for f in fields]
     for f in fields:
         if f.path not in drifted:
             _presence(f, plan)
-        _field(f, now, plan, renamed=f.path in drifted, collection=collection, size=size)
+        _field(f, now, plan, renamed=f.path in drifted, collection=collection, size=size, siblings=paths)
     for pair in intervals(fields):
         plan.checks.append(_Check(
             pair.end, Category.CROSS_FIELD,
@@ -410,12 +411,12 @@ def _presence(f: FieldStats, plan: _Plan) -> None:
 
 
 def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, collection: str = "",
-           size: int | None = None) -> None:
+           size: int | None = None, siblings: list[str] | None = None) -> None:
     families = _families(f)
     if not families:
         return
     dominant = next(iter(families))
-    hints = hints_for(f.path)
+    hints = hints_for(f.path, siblings or ())
     fmt: FormatSpec | None = None
     if len(families) > 1 or dominant in _SCALARS:
         others = [k for k in families if k != dominant]
@@ -449,10 +450,13 @@ def _bound(at: float, dates: bool) -> Any:
 
 def _ranges(path: str, ranges: Any, plan: _Plan, *, dates: bool) -> None:
     hard = [{path: cond} for _, cond in ranges.conditions]
-    reasons = [reason for reason, _ in ranges.conditions]
+    # Only the rules the sample shows broken are named; when it shows none (a defect rarer than
+    # the sample resolves) every rule the count stands for is.
+    reasons = [reason for reason, _ in ranges.conditions if reason in ranges.seen]
     if hard:
+        named = reasons or [reason for reason, _ in ranges.conditions]
         plan.checks.append(_Check(path, Category.OUTLIER_VALUE, _or(hard),
-                                  description=f"have an implausible {path} ({'; '.join(reasons)})",
+                                  description=f"have an implausible {path} ({'; '.join(named)})",
                                   hypothesis=_outlier_why(dates)))
     plan.outliers[path] = (hard, reasons, dates)
     for fence in ranges.fences:

@@ -51,7 +51,9 @@ def test_quantities_that_cannot_be_negative(path: str) -> None:
     assert hints_for(path).nonnegative and not hints_for(path).signed
 
 
-@pytest.mark.parametrize(("path", "past"), [("last_login", True), ("hire_date", True), ("visit_date", True),
+@pytest.mark.parametrize(("path", "past"), [("last_login", True), ("hire_date", True), ("visited_at", True),
+                                                ("departedAt", True), ("played_on", True), ("fechaNacimiento", True),
+                                                ("geburtsdatum", True), ("visit_date", False), ("published_at", False),
                                             ("sale_date", True), ("payment_date", True), ("due_date", False),
                                             ("expires_at", False), ("next_visit", False), ("start_date", False)])
 def test_dates_of_events_that_have_happened(path: str, past: bool) -> None:
@@ -94,3 +96,15 @@ def test_whose_key_a_field_names(path: str, collection: str, own: bool, referenc
     ("vehicle_id", False, False), ("address.zip", False, False), ("email", False, False)])
 def test_fields_empty_by_meaning(path: str, never: bool, lower: bool) -> None:
     assert (never_required(path), optional(path)) == (never, lower)
+
+
+@pytest.mark.parametrize(("path", "siblings", "signed"), [
+    ("amount", ["direction", "booked_at"], True),                 # a ledger: debits negative
+    ("quantity", ["movement_type", "sku"], True),                 # stock going out
+    ("lines.qty", ["lines.side", "lines.sku"], True),
+    ("amount", ["status", "type", "customer_id"], False),         # an invoice: no direction beside it
+    ("lines.qty", ["direction", "lines.sku"], False),             # the direction of another level
+    ("fee", ["direction"], False),                                # a fee is no directed amount
+])
+def test_an_amount_beside_a_direction_is_signed(path: str, siblings: list[str], signed: bool) -> None:
+    assert hints_for(path, [path, *siblings]).signed is signed

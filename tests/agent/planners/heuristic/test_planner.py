@@ -84,3 +84,38 @@ def test_findings_carry_no_raw_values_by_default(planted_report: AuditReport) ->
 def test_every_field_is_checked_before_concluding(planted_report: AuditReport) -> None:
     assert planted_report.fields_investigated == planted_report.fields_total
     assert planted_report.termination_reason == "concluded"
+
+
+def test_an_outlier_description_names_only_the_rules_the_values_break(make_target) -> None:  # type: ignore[no-untyped-def]
+    """Weights with a cluster of 99,999 and prices with negatives: no NaN and no zero in either,
+    so neither description speaks of 'not a number' or a zero placeholder."""
+    import random
+
+    rng = random.Random(3)
+    docs = [{"weight": round(rng.uniform(1, 500), 1), "price": round(rng.uniform(5, 400), 2)} for _ in range(1500)]
+    for doc in docs[1:60:2]:
+        doc["weight"], doc["price"] = 99_999.0, -doc["price"]
+    found = {f.field: f.description for f in _audit(make_target, docs).findings}
+    assert "far above every other value" in found["weight"]
+    assert "zero or negative" in found["price"]
+    for description in found.values():
+        assert "not a number" not in description and "zero placeholder" not in description
+
+
+@pytest.mark.parametrize("debits", [0.05, 0.4, 0.7])
+def test_a_ledger_writes_its_debits_negative_beside_their_direction(make_target, debits: float) -> None:  # type: ignore[no-untyped-def]
+    """With a ``direction`` beside it the sign is the direction's, at any share of debits; without
+    one, negative amounts are found while they are the minority."""
+    import random
+
+    rng = random.Random(int(debits * 100))
+    docs = []
+    for _ in range(1500):
+        debit = rng.random() < debits
+        amount = round(rng.lognormvariate(4, 1), 2)
+        docs.append({"amount": -amount if debit else amount, "direction": "debit" if debit else "credit"})
+    assert [f.field for f in _audit(make_target, docs).findings] == []
+    bare = [{"amount": d["amount"]} for d in docs]
+    negatives = sum(1 for d in bare if d["amount"] < 0)
+    found = [(f.field, f.affected_count) for f in _audit(make_target, bare).findings]
+    assert found == ([("amount", negatives)] if debits < 0.5 else [])
