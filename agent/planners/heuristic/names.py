@@ -305,6 +305,13 @@ _HIERARCHY = {"manager", "supervisor", "boss", "mentor", "referrer", "sponsor", 
 _ANNOTATIONS = {"note", "notes", "comment", "comments", "remark", "remarks", "memo", "annotation", "annotations",
                 "middle", "suffix", "nickname", "maiden", "apt", "apartment", "suite"}
 _SECOND_LINE = {"line", "address", "addr", "street"}
+# A later stage of a record's life is empty until it happens: an order not yet delivered, a
+# subscription still running, a ticket still open, an employee still employed.
+_LATER_STAGE = {"delivered", "closed", "end", "ended", "ending", "finished", "completed", "resolved", "cancelled",
+                "canceled", "cancellation", "terminated", "termination", "returned", "refunded", "refund", "paid",
+                "archived", "deleted", "expired", "approved", "rejected", "churned", "unsubscribed", "answered",
+                "settled", "fulfilled", "dispatched", "discharged", "discharge", "deceased", "died", "death",
+                "graduated", "exited", "exit", "left", "until"}
 # Ways to reach someone that many people do not give, and a second address or contact beside
 # the first: missing ones are worth knowing, not paging for.
 _CONTACT = {"phone", "mobile", "cell", "tel", "telephone", "fax", "website", "homepage", "twitter", "linkedin",
@@ -315,11 +322,12 @@ _REACH = {"email", "mail", "address", "contact"}
 
 def never_required(path: str) -> bool:
     """A field whose meaning makes it empty in some documents (``manager_id``, ``notes``,
-    ``middle_name``, ``address_line_2``): a share of documents without it is no defect."""
+    ``middle_name``, ``address_line_2``, ``delivered_at``, ``end_date``): a share of documents
+    without it is no defect."""
     words = _words(path)
     if len(words) >= 2 and words[-1] in {"2", "3"} and words[-2] in _SECOND_LINE:
         return True
-    return any(w in _HIERARCHY or w in _ANNOTATIONS for w in words)
+    return any(w in _HIERARCHY or w in _ANNOTATIONS or w in _LATER_STAGE for w in words)
 
 
 def optional(path: str) -> bool:

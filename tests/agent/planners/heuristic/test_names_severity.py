@@ -93,7 +93,10 @@ def test_whose_key_a_field_names(path: str, collection: str, own: bool, referenc
     ("manager_id", True, False), ("reports_to", True, False), ("parent_id", True, False), ("notes", True, False),
     ("middle_name", True, False), ("address.line2", True, False), ("address_line_2", True, False),
     ("phone", False, True), ("fax", False, True), ("secondary_email", False, True),
-    ("vehicle_id", False, False), ("address.zip", False, False), ("email", False, False)])
+    ("vehicle_id", False, False), ("address.zip", False, False), ("email", False, False),
+    ("delivered_at", True, False), ("end_date", True, False), ("terminationDate", True, False),
+    ("cancelled_on", True, False), ("delivery_address", False, False), ("created_at", False, False),
+    ("ts", False, False)])
 def test_fields_empty_by_meaning(path: str, never: bool, lower: bool) -> None:
     assert (never_required(path), optional(path)) == (never, lower)
 
