@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Does the heuristic planner stay quiet on healthy data it has never seen?
 
-Usage: python bench/quiet.py [--size 3000] [--seed 11] [--strict]
+Usage: python bench/quiet.py [--size 3000] [--seed 11] [--quick] [--strict]
 
 Generates clean collections from ten domains the planner was not tuned on (flights, a bank
 ledger, order lines, an app store, call logs, contacts, device telemetry, staff, shipments, a
@@ -184,9 +184,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=3000, help="documents per collection (default 3000)")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--quick", action="store_true", help="CI: 400 documents per collection")
     parser.add_argument("--domains", nargs="+", choices=sorted(DOMAINS), default=None)
     parser.add_argument("--strict", action="store_true", help="exit 1 when any clean collection has a finding")
     args = parser.parse_args(argv)
+    if args.quick and args.size == 3000:
+        args.size = 400
     if args.size < 50:
         parser.error("--size must be at least 50")
     configure_logging("WARNING")

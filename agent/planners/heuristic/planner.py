@@ -83,8 +83,10 @@ _PLACEHOLDER_MATCH = {"$regex": PLACEHOLDER, "$options": "i"}
 _PLACEHOLDER_TEXT_MATCH = {"$regex": PLACEHOLDER_TEXT, "$options": "i"}
 _LOWER = {Severity.CRITICAL: Severity.HIGH, Severity.HIGH: Severity.MEDIUM, Severity.MEDIUM: Severity.LOW,
           Severity.LOW: Severity.LOW}
-_PLACEHOLDER_EMAIL_MATCH = {"$regex": f"{PLACEHOLDER_TEXT}|{PLACEHOLDER_EMAIL}", "$options": "i"}
-_MADE_UP_EMAIL_MATCH = {"$regex": f"{PLACEHOLDER_TEXT}|{MADE_UP_EMAIL}", "$options": "i"}
+# Only well-formed placeholders: '', 'n/a' or 'unknown' in an email field already break its format,
+# and one defect is reported once.
+_PLACEHOLDER_EMAIL_MATCH = {"$regex": PLACEHOLDER_EMAIL, "$options": "i"}
+_MADE_UP_EMAIL_MATCH = {"$regex": MADE_UP_EMAIL, "$options": "i"}
 
 
 class PlannerGaveUp(ArgusError):
@@ -502,8 +504,8 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
         for match, cap in ((_PLACEHOLDER_EMAIL_MATCH, MAX_NULL_SHARE), (_MADE_UP_EMAIL_MATCH, None)):
             plan.checks.append(_Check(
                 f.path, Category.EMPTY_VALUE, {f.path: match}, max_share=cap,
-                description=f"have an empty or placeholder {f.path} ('', 'n/a', 'none', an address at example.com,"
-                            " test.com or another reserved domain, a mailbox such as none@)",
+                description=f"have a placeholder {f.path} (an address at example.com, test.com or another reserved "
+                            "domain, or a mailbox such as none@)",
                 hypothesis="a writer fills the field with a placeholder when the address is unknown"))
     if categorical:
         plan.probes.append(_Probe(f.path, "enum", {"field": f.path, "operation": "value_counts"}))

@@ -49,7 +49,8 @@ def test_well_formed_placeholder_emails_are_counted(make_target) -> None:  # typ
             for i in range(600)]
     for j, i in enumerate(range(1, 49, 2)):  # 24 placeholders, 6 of them no address at all
         docs[i]["patient"]["email"] = ["test@test.com", "noreply@example.com", "None@None.com", "N/A"][j % 4]
-    assert _found(_audit(make_target, docs)) == {("patient.email", "empty_value", 24),
+    # each defect once: the well-formed placeholders as placeholders, 'N/A' as no address
+    assert _found(_audit(make_target, docs)) == {("patient.email", "empty_value", 18),
                                                  ("patient.email", "format_violation", 6)}
 
 
@@ -62,5 +63,5 @@ def test_placeholders_are_counted_when_the_field_lives_at_a_reserved_domain(make
     docs = [{"crew_email": f"crew{i}@airline.example"} for i in range(500)]
     for j, i in enumerate(range(1, 41, 2)):
         docs[i]["crew_email"] = ["test@test.com", "noreply@example.com", "n/a", "none@airline.example"][j % 4]
-    assert _found(_audit(make_target, docs)) == {("crew_email", "empty_value", 20),
+    assert _found(_audit(make_target, docs)) == {("crew_email", "empty_value", 15),
                                                  ("crew_email", "format_violation", 5)}
