@@ -56,6 +56,7 @@ log = structlog.get_logger("argus.planner")
 Steps = Generator[AgentAction, Observation | None, Any]
 
 MAX_NULL_SHARE = 0.35        # missing more often than this, a field is optional, not defective
+RESERVED_EMAIL_MAX_SHARE = 0.05  # addresses at example.com in more documents than this are the data's convention
 NULL_ASK_SHARE = 0.45        # ... so ask about nulls when the sample shows at most this (margin for chance)
 MIN_VALUES = 20              # fewer sampled values than this say nothing about a distribution
 CATEGORICAL_RATIO = 0.2      # distinct / values at or below this: a categorical field
@@ -500,8 +501,9 @@ def _strings(f: FieldStats, hints: NameHints, plan: _Plan) -> FormatSpec | None:
             description=f"have an empty, blank or placeholder {f.path} ('', 'n/a', 'null', '-'{words})",
             hypothesis="a writer fills the field with a placeholder when the value is unknown"))
     elif fmt.kind == "email":  # test@test.com is well-formed: the format check passes it
-        # The first that holds: the field's own addresses may sit at a reserved domain (test data)
-        for match, cap in ((_PLACEHOLDER_EMAIL_MATCH, MAX_NULL_SHARE), (_MADE_UP_EMAIL_MATCH, None)):
+        # The first that holds: the field's own addresses may sit at a reserved domain (test data,
+        # a generator following RFC 2606, an anonymised copy), and then only made-up ones count.
+        for match, cap in ((_PLACEHOLDER_EMAIL_MATCH, RESERVED_EMAIL_MAX_SHARE), (_MADE_UP_EMAIL_MATCH, None)):
             plan.checks.append(_Check(
                 f.path, Category.EMPTY_VALUE, {f.path: match}, max_share=cap,
                 description=f"have a placeholder {f.path} (an address at example.com, test.com or another reserved "
