@@ -34,6 +34,13 @@ def _bookings(rng: random.Random, n: int) -> list[dict[str, Any]]:
     return docs
 
 
+def _audit(docs: list[dict[str, Any]], collection: str) -> tuple[dict[tuple[str, str], Any], Any, Any]:
+    coll = mongomock.MongoClient()["shop"][collection]
+    coll.insert_many(docs)
+    report = run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
+    return {(f.field, f.category.value): f for f in report.findings}, report, coll
+
+
 @pytest.mark.parametrize("share", [0.01, 0.3])
 def test_an_end_before_its_start_is_reported_with_its_exact_count(share: float) -> None:
     rng = random.Random(4)
@@ -41,10 +48,7 @@ def test_an_end_before_its_start_is_reported_with_its_exact_count(share: float) 
     bad = rng.sample(range(len(docs)), int(share * len(docs)))
     for i in bad:
         docs[i]["checkOut"] = docs[i]["checkIn"] - timedelta(days=rng.randint(1, 5))
-    coll = mongomock.MongoClient()["travel"]["hotel_bookings"]
-    coll.insert_many(docs)
-    report = run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
-    found = {(f.field, f.category.value): f for f in report.findings}
+    found, report, coll = _audit(docs, "hotel_bookings")
     assert set(found) == {("checkOut", "cross_field")}, sorted(found)
     finding = found[("checkOut", "cross_field")]
     assert finding.affected_count == len(bad)
@@ -79,13 +83,6 @@ def _lines(rng: random.Random, n: int, *, discount: bool = False) -> list[dict[s
     return docs
 
 
-def _audit_lines(docs: list[dict[str, Any]]) -> tuple[dict[tuple[str, str], Any], Any]:
-    coll = mongomock.MongoClient()["shop"]["sales_lines"]
-    coll.insert_many(docs)
-    report = run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
-    return {(f.field, f.category.value): f for f in report.findings}, report
-
-
 @pytest.mark.parametrize("share", [0.01, 0.15])
 def test_a_total_that_is_not_quantity_times_unit_price_is_reported(share: float) -> None:
     rng = random.Random(9)
@@ -93,11 +90,11 @@ def test_a_total_that_is_not_quantity_times_unit_price_is_reported(share: float)
     bad = rng.sample(range(len(docs)), int(share * len(docs)))
     for i in bad:
         docs[i]["total"] = round(docs[i]["total"] * rng.choice([0.5, 1.1, 2, 10]) + 1, 2)
-    found, _ = _audit_lines(docs)
+    found, _, _ = _audit(docs, "sales_lines")
     assert set(found) == {("total", "cross_field")}, sorted(found)
     assert found[("total", "cross_field")].affected_count == len(bad)
 
 
 def test_a_total_beside_a_discount_is_not_held_to_the_product() -> None:
-    found, _ = _audit_lines(_lines(random.Random(3), 1200, discount=True))
+    found, _, _ = _audit(_lines(random.Random(3), 1200, discount=True), "sales_lines")
     assert ("total", "cross_field") not in found, sorted(found)
