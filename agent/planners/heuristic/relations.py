@@ -63,12 +63,12 @@ class Interval:
 def intervals(fields: list[FieldStats]) -> list[Interval]:
     """Pairs of date fields whose names make them the start and the end of one interval; fields
     inside arrays are left out (one element's dates cannot be compared with a plain filter)."""
-    dates = [f for f in fields if not f.in_array and _mostly_dates(f)]
+    dates = [f for f in fields if not f.in_array and _mostly(f, {"date"})]
     by_path = {f.path: [w for w in words_of(f.path) if w not in _DATE_WORDS] or words_of(f.path) for f in dates}
     out: list[Interval] = []
     for a in dates:
         for b in dates:
-            if a.path == b.path or _parent(a.path) != _parent(b.path):
+            if a.path == b.path or a.path.rpartition(".")[0] != b.path.rpartition(".")[0]:
                 continue
             wa, wb = by_path[a.path], by_path[b.path]
             if len(wa) != len(wb):
@@ -77,10 +77,6 @@ def intervals(fields: list[FieldStats]) -> list[Interval]:
             if len(differ) == 1 and differ[0] in _ENDS:
                 out.append(Interval(a.path, b.path))
     return out
-
-
-def _mostly_dates(f: FieldStats) -> bool:
-    return _mostly(f, {"date"})
 
 
 def _mostly(f: FieldStats, kinds: set[str]) -> bool:
@@ -115,7 +111,7 @@ def products(fields: list[FieldStats]) -> list[Product]:
     by_parent: dict[str, list[FieldStats]] = {}
     for f in fields:
         if not f.in_array:
-            by_parent.setdefault(_parent(f.path), []).append(f)
+            by_parent.setdefault(f.path.rpartition(".")[0], []).append(f)
     for siblings in by_parent.values():
         if any(_OTHER_TERMS.intersection(words_of(f.path)) for f in siblings):
             continue
@@ -125,7 +121,3 @@ def products(fields: list[FieldStats]) -> list[Product]:
         if total and quantity and unit_price:
             out.append(Product(total, quantity, unit_price))
     return out
-
-
-def _parent(path: str) -> str:
-    return path.rsplit(".", 1)[0] if "." in path else ""

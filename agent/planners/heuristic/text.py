@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 from itertools import groupby
 
+from agent.planners.heuristic.names import words_of
 from agent.tools.formats import FORMATS, NUMBER_WITH_UNIT
 from agent.tools.models import StringStats
 
@@ -46,7 +47,6 @@ _SPACES = re.compile(r"\s+")
 _SEPARATORS = re.compile(r"[\s_\-]+")
 _TOKENS = re.compile(r"[^\W_]+")
 _DIGITS = re.compile(r"\d")
-_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _COMPOUND = re.compile(r"[-_]")
 
 # Fields of person and place names: real names one letter apart abound (Meier/Meyer, Hamburg/Homburg).
@@ -212,14 +212,9 @@ def _compound(value: str, parts: set[frozenset[str]]) -> bool:
     return len(pieces) > 1 and all(len(p) > 1 and _folded(_classes(p)) in parts for p in pieces)
 
 
-def _name_words(path: str) -> set[str]:
-    leaf = path.rsplit(".", 1)[-1]
-    return {w.lower() for w in _NAME_WORDS.findall(leaf)}
-
-
 def _proper_names(path: str) -> bool:
     """The field holds person or place names (``city``, ``last_name``, ``HospitalName``)."""
-    return not _name_words(path).isdisjoint(_PROPER_NAME_WORDS)
+    return not _PROPER_NAME_WORDS.isdisjoint(words_of(path))
 
 
 def _new_word(value: str, count: int, words: dict[str, int]) -> bool:
@@ -309,7 +304,7 @@ def string_format(stats: StringStats, *, code: bool = False, named: str | None =
         general[key] = general.get(key, 0) + n
     if general:
         shape = max(general.items(), key=lambda kv: (kv[1], kv[0]))[0]
-        lenient = code and _name_words(path).isdisjoint(_FREE_FORM_WORDS) and not _random_token(shape)
+        lenient = code and _FREE_FORM_WORDS.isdisjoint(words_of(path)) and not _random_token(shape)
         n = general[shape]
         regex = _shape_regex(shape)
         if regex and n >= (CODE_SHAPE_SHARE if lenient else SHAPE_SHARE) * filled:
