@@ -254,14 +254,11 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         record.fields = fields
         entry.observation = _stats_summary(result)
     elif isinstance(result, CountManyResult):
-        _record_batch(state, result, record)
+        refused, paths = _record_batch(state, result, record)
         entry.observation = (f"counted {len(result.counts)} queries and {len(result.stats)} statistics "
                              f"in one pass; {sum(1 for c in result.counts if c.matched_count)} queries matched")
-        refused = [c for c in result.counts if c.error] + [s for s in result.stats if s.error]
         if refused:
-            paths = sorted({p for c in result.counts if c.error for p in filter_fields(decode(c.filter))}
-                           | {s.field for s in result.stats if s.error})
-            entry.observation += (f"; the database engine refused {len(refused)} of them (an operator or a type "
+            entry.observation += (f"; the database engine refused {refused} of them (an operator or a type "
                                   f"it does not support){' on ' + ', '.join(paths) if paths else ''}: not counted")
     state.queries_run.append(record)
     state.last_observation = Observation("result", name, result=result)
@@ -298,14 +295,17 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
     return snapshot, notes
 
 
-def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord) -> None:
+def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord) -> tuple[int, list[str]]:
     """Each counted filter of a batch is evidence exactly as a ``run_query`` of it would be: the
-    same query-language match, counted over the whole collection, recorded with its count."""
+    same query-language match, counted over the whole collection, recorded with its count. Returns
+    how many of the batch's checks the engine refused, and the fields they were about."""
     fields: set[str] = set()
+    unchecked: set[str] = set()
+    refused = 0
     for counted in result.counts:
         if counted.error is not None:  # refused by the engine: no count, so no evidence either way
-            state.refused_checks += 1
-            state.unchecked_fields.update(filter_fields(decode(counted.filter)))
+            refused += 1
+            unchecked.update(filter_fields(decode(counted.filter)))
             continue
         key = filter_key(counted.filter)
         paths = sorted(filter_fields(decode(counted.filter)))
@@ -315,13 +315,16 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
         fields.update(paths)
     for stats in result.stats:
         if stats.error is not None:
-            state.refused_checks += 1
-            state.unchecked_fields.add(stats.field)
+            refused += 1
+            unchecked.add(stats.field)
             continue
         fields.add(stats.field)
         fields.update(filter_fields(decode(stats.filter_used or {})))
     state.fields_investigated.update(fields)
+    state.refused_checks += refused
+    state.unchecked_fields.update(unchecked)
     record.fields = sorted(fields)
+    return refused, sorted(unchecked)
 
 
 def _stats_summary(result: StatsResult) -> str:
