@@ -79,7 +79,7 @@ def _parse_line(line: str, file: Path, number: int) -> dict[str, Any]:
     except InvalidId as exc:
         raise DataLoadError(f"{file}:{number}: not valid Extended JSON: an $oid must be 24 hexadecimal "
                             "characters") from exc
-    except (ValueError, TypeError, BSONError, OverflowError) as exc:
+    except (ValueError, TypeError, BSONError, ArithmeticError) as exc:  # decimal.InvalidOperation, OverflowError
         raise DataLoadError(f"{file}:{number}: not valid Extended JSON ({type(exc).__name__})") from exc
     if not isinstance(doc, dict):
         raise DataLoadError(f"{file}:{number}: expected a JSON object, found {type(doc).__name__}")

@@ -29,6 +29,13 @@ def test_decimals_load_as_numbers_the_in_memory_engine_can_compare(tmp_path: Pat
     assert target.count_documents({"lines.net": {"$gt": 2}}) == 1
 
 
+def test_a_decimal_that_is_no_number_is_named_with_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "prices.jsonl"
+    path.write_text('{"price": {"$numberDecimal": "1.5"}}\n{"price": {"$numberDecimal": "abc"}}\n')
+    with pytest.raises(DataLoadError, match=r"prices\.jsonl:2: not valid Extended JSON"):
+        load_jsonl(path)
+
+
 def test_a_line_that_is_not_an_object_is_named(tmp_path: Path) -> None:
     path = tmp_path / "x.jsonl"
     path.write_text('{"a": 1}\n[1, 2]\n')
