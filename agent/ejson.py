@@ -18,6 +18,7 @@ from typing import Any
 from bson import json_util
 from bson.codec_options import DatetimeConversion
 from bson.dbref import DBRef
+from bson.errors import BSONError
 from bson.json_util import JSONMode, JSONOptions
 
 from agent.errors import QueryRefused
@@ -106,12 +107,17 @@ def encode(value: Any) -> Any:
 def decode(value: Any) -> Any:
     """Return the BSON values an Extended JSON structure describes (``{"$date": ...}`` → datetime).
 
-    A value nested deeper than ``MAX_NESTING`` levels is refused before anything recurses into it.
+    A value nested deeper than ``MAX_NESTING`` levels is refused before anything recurses into it;
+    a malformed one (a bad ``$oid``, ``$numberDecimal`` or ``$date``) raises ValueError, as the
+    json module's own errors do, so callers that refuse undecodable input catch one kind.
     """
     if depth_of(value) > MAX_NESTING:
         raise NestedTooDeep(f"the query is nested deeper than {MAX_NESTING} levels; Argus refuses it unread",
                             operator="nesting")
-    return json_util.loads(json.dumps(value), json_options=_RELAXED)
+    try:
+        return json_util.loads(json.dumps(value), json_options=_RELAXED)
+    except (BSONError, ArithmeticError) as exc:  # an $oid of 2 characters, a $numberDecimal of "abc"
+        raise ValueError(f"not valid Extended JSON ({type(exc).__name__})") from exc
 
 
 def canonical_key(value: Any) -> str:

@@ -71,6 +71,15 @@ def test_read_only(query: dict) -> None:
     assert "allow-list" in (record.critique or "") or "refused" in (record.critique or "")
 
 
+@pytest.mark.parametrize("value", [{"$numberDecimal": "abc"}, {"$oid": "zz"}, {"$date": "not a date"},
+                                   {"$numberLong": "x"}])
+def test_a_malformed_extended_json_value_is_refused_not_a_crash(value: dict) -> None:
+    """A planner's filter with a bad $numberDecimal or $oid ended the whole audit with a traceback."""
+    record = action_gate().evaluate(parse_action(_act("run_query", filter={"age": value})), _state())
+    assert _rules(record)["read_only"] == "FAIL"
+    assert "not valid Extended JSON" in (record.critique or "")
+
+
 def test_read_only_checks_get_stats_filters() -> None:
     record = action_gate().evaluate(parse_action(_act("get_stats", field="age", operation="min",
                                                       value_filter={"$where": "1"})), _state())
