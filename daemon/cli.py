@@ -37,6 +37,7 @@ from daemon.alerts.cli import register as register_alert_commands
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
 from daemon.http import parse_listen
+from daemon.incidents.cli import register as register_incident_commands
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
 from daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
@@ -382,6 +383,7 @@ def prune(older_than: Annotated[float | None, typer.Option(min=0, help="delete r
 
 
 register_alert_commands(app, _with_store, _fail, panel=ALERTS)
+register_incident_commands(app, _with_store, _fail, panel=ALERTS)
 
 schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files: `argus schedules check`.")
 app.add_typer(schedules_app, name="schedules", rich_help_panel=DAEMON)
