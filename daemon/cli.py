@@ -55,6 +55,7 @@ from daemon.store import (
     open_store,
     store_configured,
 )
+from daemon.store.incidents import IncidentBook
 from daemon.store.outbox import AlertOutbox
 from daemon.triggers import next_fire_times
 
@@ -123,8 +124,10 @@ def _settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        problems = [f"{'ARGUS_' + '_'.join(map(str, e['loc'])).upper()}: {e['msg'][:1].lower()}{e['msg'][1:]}"
+        messages = [(e["loc"], e["msg"].removeprefix("Value error, "))
                     for e in exc.errors(include_input=False, include_url=False)]
+        problems = [f"{'ARGUS_' + '_'.join(map(str, loc)).upper()}: {msg[:1].lower()}{msg[1:]}"
+                    for loc, msg in messages]
         raise _fail(f"invalid environment variable {'; '.join(problems)}") from None
 
 
@@ -487,6 +490,7 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
         if report is not None:
             report = _stored(history_store, report)
         if report is not None and loaded.alerts.channels:
+            _queue_incident_notices(history_store, runner.alerts)
             _deliver_alerts(history_store, loaded.alerts)
     finally:
         runner.sources.close()
@@ -508,6 +512,14 @@ def _stored(history_store: PostgresStore, report: AuditReport) -> AuditReport:
         return history_store.get_report(report.run_id)
     except StoreError:
         return report
+
+
+def _queue_incident_notices(history_store: PostgresStore, policy: AlertPolicy | None) -> None:
+    """Reminders due now and notices of status changes made since the last run (no daemon does it)."""
+    try:
+        IncidentBook(history_store).queue(SystemClock().now(), policy)
+    except StoreError as exc:
+        Console(stderr=True).print(f"incidents: reminders not queued: {exc}", markup=False, highlight=False)
 
 
 def _deliver_alerts(history_store: PostgresStore, config: AlertsConfig) -> None:

@@ -30,6 +30,8 @@ from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
 from daemon.http import HttpServer
+from daemon.incidents.http import IncidentApi
+from daemon.incidents.metrics import IncidentCollector
 from daemon.metrics import Metrics
 from daemon.runner import ScheduleRunner
 from daemon.scheduler import AuditScheduler
@@ -37,6 +39,7 @@ from daemon.sources import SourceCache
 from daemon.spool import Spool
 from daemon.store import PostgresStore, StoreError, describe_store, open_store
 from daemon.store.embedded import EmbeddedSupervisor, start_embedded
+from daemon.store.incidents import IncidentBook
 from daemon.store.outbox import AlertOutbox
 from daemon.triggers import interval_of
 
@@ -77,9 +80,16 @@ class Daemon:
 
     def start(self) -> None:
         """Bind the HTTP port (raises OSError naming the address), load the schedules (raises
-        ScheduleError if invalid), open the store, start everything. Nothing runs before the bind."""
+        ScheduleError if invalid), open the store, start everything. Nothing runs before the bind.
+        A configured incident token must be readable (ArgusError names its variable or file)."""
+        settings = self.settings
+        if settings.incidents_writable:
+            settings.incident_token_value()
+        incidents = IncidentApi(book=lambda: IncidentBook(self.store), clock=self.clock,
+                                token=settings.incident_token_value if settings.incidents_writable else None,
+                                changed=self.queue_incident_notices)
         self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
-                               run=self.run_view)
+                               run=self.run_view, incidents=incidents)
         try:
             self._start()
         except BaseException:
@@ -168,6 +178,13 @@ class Daemon:
                                     "started is running", [], lambda: [({}, float(embedded.up))])
         self.metrics.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database",
                                 [], lambda: [({}, float(len(self.spool)))])
+        self.metrics.registry.register(IncidentCollector(lambda: IncidentBook(self.store), now=self.clock.now,
+                                                         failed=self.metrics.store_errors.labels("scrape").inc))
+
+    def queue_incident_notices(self) -> None:
+        """Queue reminders and the notices of status changes; wake the sender when there are any."""
+        if IncidentBook(self.store).queue(self.clock.now(), self.runner.alerts):
+            self.sender.wake.set()
 
     # --- reload ----------------------------------------------------------------------------------
 
@@ -259,6 +276,10 @@ class Daemon:
 
     def _maintain(self, last_prune: float, last_sweep: float) -> None:
         self.runner.heartbeat()
+        try:
+            self.queue_incident_notices()
+        except StoreError:
+            self.metrics.store_errors.labels("incidents").inc()
         if time.monotonic() - last_sweep >= _SWEEP_EVERY_S and self.scheduler.schedules is not None:
             self.runner.record_lost_claims(self.scheduler.schedules)
         if len(self.spool) and not self.runner.drain():
@@ -268,6 +289,7 @@ class Daemon:
                 now = self.clock.now()
                 self.store.prune(now, self.settings.retention_days)
                 self.outbox.prune(now - timedelta(days=self.settings.retention_days))
+                IncidentBook(self.store).prune(now - timedelta(days=self.settings.retention_days))
             except StoreError:
                 self.metrics.store_errors.labels("prune").inc()
 

@@ -22,6 +22,7 @@ from agent.report import AuditReport
 from config.alerts import IncidentsConfig
 from daemon.alerts.policy import AlertPolicy
 from daemon.incidents.errors import StatusRefused
+from daemon.incidents.metrics import BUCKETS, IncidentStats
 from daemon.incidents.models import ACTIVE, Incident, IncidentEvent, IncidentFinding, IncidentNotice, IncidentStatus
 from daemon.incidents.tracker import Change, track
 from daemon.store.errors import NotFound
@@ -281,6 +282,27 @@ class IncidentBook:
                     queued += enqueue(conn, policy.incident_refreshes([(i, counts[i.id]) for i in refreshed],
                                                                       now=now), now)
         return queued
+
+    def stats(self) -> IncidentStats:
+        """What the metrics show: counts by status and severity, the oldest open incident per
+        severity, and how long acknowledging and resolving took (cumulative per bucket)."""
+        stats = IncidentStats()
+        buckets = ", ".join(f"count(*) filter (where d <= {b:g})" for b in BUCKETS)
+        with self._store._conn(timeout=1.0) as conn:
+            for status, severity, n in conn.execute("select status, severity, count(*) from incidents group by 1, 2"):
+                stats.counts[(status, severity)] = int(n)
+            for severity, at in conn.execute("""select severity, extract(epoch from min(open_since)) from incidents
+                                                where status = 'open' group by severity"""):
+                stats.oldest_open[severity] = float(at)
+            for target, since in ((stats.to_acknowledge, "acknowledged_at - opened_at"),
+                                  (stats.to_resolve, "resolved_at - opened_at")):
+                only = "acknowledged_at is not null" if target is stats.to_acknowledge else "status = 'resolved'"
+                for row in conn.execute(
+                        f"""select severity, {buckets}, count(*), coalesce(sum(d), 0) from (
+                                select severity, greatest(extract(epoch from {since}), 0) as d from incidents
+                                where {only}) x group by severity"""):
+                    target[row[0]] = ([int(c) for c in row[1:-1]], float(row[-1]))
+        return stats
 
     def prune(self, before: datetime) -> int:
         """Delete closed incidents (resolved, expected, false positive) last changed before ``before``."""
