@@ -178,7 +178,7 @@ class Daemon:
                                     "started is running", [], lambda: [({}, float(embedded.up))])
         self.metrics.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database",
                                 [], lambda: [({}, float(len(self.spool)))])
-        self.metrics.registry.register(IncidentCollector(lambda: IncidentBook(self.store), now=self.clock.now,
+        self.metrics.registry.register(IncidentCollector(lambda: IncidentBook(self.store),
                                                          failed=self.metrics.store_errors.labels("scrape").inc))
 
     def queue_incident_notices(self) -> None:

@@ -95,16 +95,16 @@ class AlertPolicy:
 
     # --- incidents -----------------------------------------------------------------------------
 
-    def incident_alerts(self, pending: Iterable[tuple[IncidentEvent, Incident]], *,
-                        now: datetime) -> list[RoutedAlert]:
-        """Notices of events recorded outside a run: status changes by people, reminders."""
+    def incident_alerts(self, pending: Iterable[tuple[IncidentEvent, Incident]]) -> list[RoutedAlert]:
+        """Notices of events recorded outside a run (status changes by people, reminders), dated when
+        they happened."""
         if not self.sends_incidents:
             return []
         out: list[RoutedAlert] = []
         for event, incident in pending:
             if event.notice is not None:
                 by = (event.owner or "someone") if event.source in ("cli", "http") else None
-                out += self._incident(incident, event.notice, seq=event.id, now=now, run_id=event.run_id, by=by)
+                out += self._incident(incident, event.notice, seq=event.id, now=event.at, run_id=event.run_id, by=by)
         return out
 
     def refresh_every(self) -> timedelta | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import TYPE_CHECKING, get_args
 
 from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -40,9 +39,8 @@ class IncidentStats:
 
 
 class IncidentCollector(Collector):
-    def __init__(self, book: Callable[[], IncidentBook], *, now: Callable[[], datetime],
-                 failed: Callable[[], object] | None = None) -> None:
-        self._book, self._now, self._failed = book, now, failed
+    def __init__(self, book: Callable[[], IncidentBook], *, failed: Callable[[], object] | None = None) -> None:
+        self._book, self._failed = book, failed
 
     def describe(self) -> Iterable[Metric]:
         return self._families(IncidentStats())

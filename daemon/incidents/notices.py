@@ -61,7 +61,7 @@ def build_notice(incident: Incident, kind: NoticeKind, *, seq: int, occurred_at:
     elif kind == "incident_reopened":
         title = f"{name} reopened: {where}, {_count(incident)} ({severity})"
     elif kind == "incident_resolved":
-        title = f"{name} {_CLOSED.get(incident.status, incident.status)}: {where}"
+        title = f"{name} {_CLOSED.get(incident.status, 'resolved')}: {where}"
     elif kind == "incident_reminder":
         age = describe_age(occurred_at - incident.open_since)
         title = f"{name} still open, unacknowledged for {age}: {where}, {_count(incident)} ({severity})"
@@ -70,7 +70,7 @@ def build_notice(incident: Incident, kind: NoticeKind, *, seq: int, occurred_at:
     lines = []
     if kind == "incident_resolved":
         lines.append(f"Open for {describe_age(occurred_at - incident.opened_at)}"
-                     + (f"; {_CLOSED.get(incident.status, incident.status)} by {by}" if by else "")
+                     + (f"; {_CLOSED.get(incident.status, 'resolved')} by {by}" if by else "")
                      + (f": {incident.note}" if by and incident.note else "."))
     elif changed:
         lines += changed

@@ -8,7 +8,7 @@ collection never interleave. Status changes lock the incident's row.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -31,7 +31,7 @@ from daemon.store.outbox import enqueue
 if TYPE_CHECKING:
     from daemon.store.postgres import PostgresStore
 
-__all__ = ["TRANSITIONS", "Action", "IncidentBook", "record_incidents", "refreshed"]
+__all__ = ["TRANSITIONS", "Action", "IncidentBook", "queue_pending", "record_incidents", "refreshed"]
 
 log = structlog.get_logger("argus.incidents")
 
@@ -56,13 +56,19 @@ _FINDING_COLUMNS = ("fingerprint, field, category, severity, state, affected_cou
 
 # --- inside the transaction that stores a run --------------------------------------------------------
 
-def record_incidents(conn: psycopg.Connection[Any], report: AuditReport, *, config: IncidentsConfig,
-                     growth_factor: float, labels: Mapping[str, str] | None = None) -> list[Change]:
-    """Apply a run being stored to its collection's incidents and save the result; the events that
-    carry a notice come back with their ids (the caller queues them, in the same transaction)."""
+def record_incidents(conn: psycopg.Connection[Any], report: AuditReport, *, policy: AlertPolicy | None,
+                     growth_factor: float) -> list[Change]:
+    """Apply a run being stored to its collection's incidents (grouped as ``policy`` says, or by
+    default) and save the result; the events that carry a notice come back with their ids (the
+    caller queues them, in the same transaction). Notices of status changes still waiting for the
+    daemon are queued first, so that channels hear of a resolution before of its reopening."""
     if report.outcome == "failed":
         return []
+    config = policy.config.incidents if policy is not None else IncidentsConfig()
+    labels = policy.labels_of(report.schedule) if policy is not None else None
     ref = (report.connection, report.database, report.collection)
+    if policy is not None:
+        queue_pending(conn, report.finished_at, policy, where=ref)
     since = report.finished_at - config.reopen_within
     incidents = _load(conn, "connection = %s and database = %s and collection = %s and (status = any(%s) "
                             "or (status = 'resolved' and resolved_at >= %s))", (*ref, list(ACTIVE), since))
@@ -157,14 +163,32 @@ def _save(conn: psycopg.Connection[Any], incident: Incident) -> None:
              for f in incident.findings])
 
 
+def queue_pending(conn: psycopg.Connection[Any], now: datetime, policy: AlertPolicy | None, *,
+                  where: tuple[str, str, str] | None = None) -> int:
+    """Queue the notices of events recorded outside a run (status changes, reminders), oldest first,
+    of every incident or of one collection's; rows another transaction holds are left to it."""
+    scope = "" if where is None else ("and incident_id in (select id from incidents where connection = %s "
+                                      "and database = %s and collection = %s)")
+    rows = conn.execute(f"""select id, incident_id from incident_events where notice is not null
+                                and not notice_queued {scope} order by id limit 200 for update skip locked""",
+                        where or ()).fetchall()
+    if not rows:
+        return 0
+    incidents = {i.id: i for i in _load(conn, "id = any(%s)", ([r[1] for r in rows],), history=True)}
+    pending = [(next(e for e in incidents[incident_id].history if e.id == event_id), incidents[incident_id])
+               for event_id, incident_id in rows if incident_id in incidents]
+    routed = policy.incident_alerts(pending) if policy is not None else []
+    queued = enqueue(conn, routed, now)
+    conn.execute("update incident_events set notice_queued = true where id = any(%s)", ([r[0] for r in rows],))
+    refreshed(conn, {r.alert.incident.id for r in routed if isinstance(r.alert, IncidentNotice)}, now)
+    return queued
+
+
 def refreshed(conn: psycopg.Connection[Any], incident_ids: Iterable[int], now: datetime) -> None:
     """Notices of these incidents were just queued: Alertmanager saw them now."""
     ids = sorted(set(incident_ids))
     if ids:
         conn.execute("update incidents set refreshed_at = %s where id = any(%s)", (now, ids))
-
-
-_refreshed = refreshed
 
 
 def _insert_event(conn: psycopg.Connection[Any], incident_id: int, event: IncidentEvent, *, queued: bool) -> int:
@@ -259,17 +283,7 @@ class IncidentBook:
                     _insert_event(conn, incident_id, IncidentEvent(
                         at=now, kind="reminded", status="open", source="daemon", notice="incident_reminder"),
                                   queued=False)
-            rows = conn.execute("""select id, incident_id from incident_events where notice is not null
-                                       and not notice_queued order by id limit 200 for update skip locked""").fetchall()
-            if rows:
-                incidents = {i.id: i for i in _load(conn, "id = any(%s)", ([r[1] for r in rows],), history=True)}
-                pending = [(next(e for e in incidents[incident_id].history if e.id == event_id),
-                            incidents[incident_id]) for event_id, incident_id in rows if incident_id in incidents]
-                routed = policy.incident_alerts(pending, now=now) if policy is not None else []
-                queued += enqueue(conn, routed, now)
-                conn.execute("update incident_events set notice_queued = true where id = any(%s)",
-                             ([r[0] for r in rows],))
-                _refreshed(conn, {r.alert.incident.id for r in routed if isinstance(r.alert, IncidentNotice)}, now)
+            queued += queue_pending(conn, now, policy)
             every = policy.refresh_every() if policy is not None else None
             if every is not None:
                 due = conn.execute("""update incidents set refreshes = refreshes + 1, refreshed_at = %s

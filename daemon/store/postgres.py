@@ -37,7 +37,6 @@ from agent.history import (
     fingerprint,
 )
 from agent.report import AuditReport
-from config.alerts import IncidentsConfig
 from daemon.alerts.policy import AlertPolicy
 from daemon.diff import diff_report
 from daemon.incidents.models import IncidentNotice
@@ -316,9 +315,7 @@ class PostgresStore:
                 newly_persistent=frozenset(newly), suppressed=self._false_positives(conn, ref),
                 baseline=self._smallest_shares(conn, ref, report.started_at, baseline_runs))})
             self._insert(conn, report)
-            incidents = record_incidents(
-                conn, report, config=alerts.config.incidents if alerts else IncidentsConfig(),
-                growth_factor=growth_factor, labels=alerts.labels_of(report.schedule) if alerts else None)
+            incidents = record_incidents(conn, report, policy=alerts, growth_factor=growth_factor)
             queued = self._queue_alerts(conn, report, alerts, now or report.finished_at, incidents) if alerts else 0
         log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome,
                  alerts=queued)

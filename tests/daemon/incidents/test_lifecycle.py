@@ -4,7 +4,6 @@ reminders, refreshes, mutes, and exactly once across a receiver outage and a res
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from agent.findings import Finding
