@@ -10,11 +10,12 @@ The rules (docs/incidents.md says them for users):
   resolved less than ``reopen_within`` ago reopens it; otherwise the group's findings open a new
   incident together.
 - A joining finding sends nothing unless it escalates the incident: a severity above the one the
-  incident was last sent at, or a finding whose share grew past ``growth_factor`` times its share
-  when the incident was last sent.
+  incident was last sent at, or a finding at that severity whose share grew past ``growth_factor``
+  times its share when the incident was last sent.
 - Only a complete (succeeded) run proves absence: a finding it no longer reports is resolved in
   its incident, and an incident whose findings all stayed resolved for ``resolve_after`` complete
-  runs resolves. A failed run changes nothing.
+  runs resolves; twice as many for each time it reopened (at most 16 times as many), so that a
+  flapping defect stops resolving and reopening. A failed run changes nothing.
 
 An incident sends at most one notice per run: opened, reopened, escalated or resolved.
 """
@@ -32,7 +33,7 @@ from agent.report import AuditReport
 from config.alerts import Grouping, IncidentsConfig
 from daemon.incidents.models import ACTIVE, Incident, IncidentEvent, IncidentFinding, NoticeKind
 
-__all__ = ["Change", "group_key", "track"]
+__all__ = ["Change", "clean_runs_needed", "group_key", "track"]
 
 Held = Callable[[str, float], bool]  # (fingerprint, share) -> users labelled it away at this share
 
@@ -112,6 +113,13 @@ def track(report: AuditReport, incidents: Iterable[Incident], *, config: Inciden
 
 # --- finding incidents ------------------------------------------------------------------------------
 
+def clean_runs_needed(incident: Incident, config: IncidentsConfig) -> int:
+    """``resolve_after``, doubled each time the incident reopened (at most 16 times): a flapping
+    defect must stay away longer before it is believed gone, instead of resolving and reopening
+    every few runs."""
+    return config.resolve_after * 2 ** min(incident.reopened, 4)
+
+
 def _holding(known: list[Incident], fp: str) -> Incident | None:
     return next((i for i in known if i.status in ACTIVE and i.finding(fp) is not None), None)
 
@@ -182,7 +190,10 @@ def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_facto
     else:
         if current.state == "resolved" and change.notice != "incident_reopened":
             _event(change, report, "finding_back", f"{_what(f)} is back ({_count(f.affected_count, f)})")
-        if f.affected_pct > current.notified_share * growth_factor and not change.is_new:
+        # Growth counts for findings at the severity the incident was sent at: a low finding's
+        # share moving does not make a high incident worse.
+        if f.affected_pct > current.notified_share * growth_factor and not change.is_new \
+                and f.severity.rank >= incident.notified_severity.rank:
             change.changes.append(f"{_what(f)} grew from {current.notified_share:.2%} to {f.affected_pct:.2%} "
                                   f"of documents")
         current.state, current.resolved_at = "active", None
@@ -236,7 +247,7 @@ def _absent(touched: dict[int, Change], incident: Incident, seen: set[str], repo
     if not incident.active_findings:
         incident.clean_runs += 1
         incident.updated_at = report.finished_at
-        if incident.clean_runs >= config.resolve_after:
+        if incident.clean_runs >= clean_runs_needed(incident, config):
             incident.status, incident.resolved_at = "resolved", report.finished_at
             change.notice = "incident_resolved"
             _event(change, report, "resolved", f"every finding gone for {incident.clean_runs} complete run(s)")

@@ -70,8 +70,9 @@ def record_incidents(conn: psycopg.Connection[Any], report: AuditReport, *, poli
     if policy is not None:
         queue_pending(conn, report.finished_at, policy, where=ref)
     since = report.finished_at - config.reopen_within
+    # Locked: a status change made meanwhile waits for this run, or this run sees it (no lost update).
     incidents = _load(conn, "connection = %s and database = %s and collection = %s and (status = any(%s) "
-                            "or (status = 'resolved' and resolved_at >= %s))", (*ref, list(ACTIVE), since))
+                            "or (status = 'resolved' and resolved_at >= %s))", (*ref, list(ACTIVE), since), lock=True)
     held = _labelled_away(conn, ref, growth_factor)
     changes = track(report, incidents, config=config, growth_factor=growth_factor, held=held, labels=labels)
     for change in changes:
@@ -185,10 +186,14 @@ def queue_pending(conn: psycopg.Connection[Any], now: datetime, policy: AlertPol
 
 
 def refreshed(conn: psycopg.Connection[Any], incident_ids: Iterable[int], now: datetime) -> None:
-    """Notices of these incidents were just queued: Alertmanager saw them now."""
+    """Notices of these incidents were just queued: Alertmanager saw them now. Rows another
+    transaction holds are skipped (their next refresh comes a little early), so that this never
+    waits for a storing run: no deadlock between the daemon's chores and a run."""
     ids = sorted(set(incident_ids))
     if ids:
-        conn.execute("update incidents set refreshed_at = %s where id = any(%s)", (now, ids))
+        conn.execute("""update incidents set refreshed_at = %s
+                        where id in (select id from incidents where id = any(%s) order by id for update skip locked)""",
+                     (now, ids))
 
 
 def _insert_event(conn: psycopg.Connection[Any], incident_id: int, event: IncidentEvent, *, queued: bool) -> int:
@@ -276,9 +281,11 @@ class IncidentBook:
         queued = 0
         with self._store._conn() as conn, conn.transaction():
             if sends and config is not None and config.remind_after is not None:
-                for (incident_id,) in conn.execute(
+                for (incident_id,) in conn.execute(  # rows a storing run holds are left for the next pass
                         """update incidents set reminders = reminders + 1, reminded_at = %s
-                           where status = 'open' and coalesce(reminded_at, open_since) <= %s returning id""",
+                           where id in (select id from incidents where status = 'open'
+                                            and coalesce(reminded_at, open_since) <= %s
+                                        order by id for update skip locked) returning id""",
                         (now, now - config.remind_after)).fetchall():
                     _insert_event(conn, incident_id, IncidentEvent(
                         at=now, kind="reminded", status="open", source="daemon", notice="incident_reminder"),
@@ -287,7 +294,9 @@ class IncidentBook:
             every = policy.refresh_every() if policy is not None else None
             if every is not None:
                 due = conn.execute("""update incidents set refreshes = refreshes + 1, refreshed_at = %s
-                                      where status = any(%s) and coalesce(refreshed_at, opened_at) <= %s
+                                      where id in (select id from incidents where status = any(%s)
+                                                       and coalesce(refreshed_at, opened_at) <= %s
+                                                   order by id for update skip locked)
                                       returning id, refreshes""", (now, list(ACTIVE), now - every)).fetchall()
                 if due:
                     counts = dict(due)

@@ -195,3 +195,23 @@ def test_an_acknowledged_incident_takes_findings_and_resolves_by_itself() -> Non
     assert book.notices(at(1, [TOTAL, ZIP])) == []
     assert book.incidents[0].status == "acknowledged" and len(book.incidents[0].findings) == 2
     assert book.notices(at(2, [])) == [(1, "incident_resolved")]
+
+
+def test_a_lesser_finding_growing_does_not_escalate_the_incident() -> None:
+    book = Book()
+    book.run(at(0, [TOTAL, EMAIL]))                                        # sent at high
+    more_emails = finding("email", "format_violation", "medium", count=200)  # 5x, still medium
+    assert book.notices(at(1, [TOTAL, more_emails])) == []
+    assert book.notices(at(2, [finding("email", "format_violation", "critical", count=600), TOTAL])) == [
+        (1, "incident_escalated")], "unless it rises above the incident's severity"
+
+
+def test_each_reopening_doubles_the_clean_runs_an_incident_needs_to_resolve() -> None:
+    book = Book(IncidentsConfig(resolve_after=1))
+    book.run(at(0, [TOTAL]))
+    assert book.notices(at(1, [])) == [(1, "incident_resolved")]
+    assert book.notices(at(2, [TOTAL])) == [(1, "incident_reopened")]
+    assert book.notices(at(3, [])) == [], "reopened once: two clean runs now"
+    assert book.notices(at(4, [])) == [(1, "incident_resolved")]
+    book.run(at(5, [TOTAL]))
+    assert [book.notices(at(h, [])) for h in range(6, 10)] == [[], [], [], [(1, "incident_resolved")]]
