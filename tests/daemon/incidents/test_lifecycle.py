@@ -235,3 +235,29 @@ def test_a_notice_waits_out_a_receiver_outage_and_a_restart_and_arrives_once(inc
         assert incidents.deliver() == 0
     assert _kinds(receiver) == ["incident_opened"]
     assert len(receiver.requests) == 3
+
+
+def test_two_replicas_queue_each_reminder_once(incidents: Incidents, receiver: Receiver, pg_dsn: str) -> None:
+    import threading
+
+    from daemon.store import PostgresStore
+    from daemon.store.incidents import IncidentBook
+
+    for collection in ("orders", "customers", "invoices"):
+        incidents.save(report([total()], collection=collection))
+    incidents.later(25 * 3600)
+    start, queued = threading.Barrier(2), []
+
+    def replica() -> None:
+        with PostgresStore(pg_dsn, pool_size=1) as own:
+            start.wait()
+            queued.append(IncidentBook(own).queue(incidents.clock.now(), incidents.policy))
+
+    threads = [threading.Thread(target=replica) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    reminders = [r for r in incidents.outbox.rows() if r["kind"] == "incident_reminder"]
+    assert len(reminders) == 3 * 3, "three incidents, three channels, once each"
+    assert sum(queued) == 9 and len({(r["dedup_key"], r["channel"]) for r in reminders}) == 9
