@@ -3,7 +3,8 @@
 - Slack: one Block Kit message per notice, its findings listed with their counts, the evidence
   query of each (masked as the run's privacy mode says) and links to the incident and its runs.
 - Alertmanager: one alert per incident. Its labels never change while the incident lives (the
-  incident's id, its collection, its grouping and the labels of the schedule that opened it), so
+  incident's id, its collection, its grouping, the schedule that opened it and that schedule's
+  labels), so
   Alertmanager sees one alert with a stable fingerprint; severity, status, owner and findings are
   annotations. ``endsAt`` is the resolution time once the incident is resolved or closed, and
   ``ends_after_s`` after each notice while it is active: refresh notices re-send it before then.
@@ -73,6 +74,8 @@ def incident_alertmanager_payload(notice: IncidentNotice, *, ends_after: timedel
     labels = {k: v for k, v in incident.labels.items() if k.isidentifier()}
     labels.update({"alertname": "ArgusIncident", "incident": str(incident.id), "connection": incident.connection,
                    "database": incident.database, "collection": incident.collection})
+    if incident.schedule:
+        labels["schedule"] = incident.schedule
     if incident.grouping == "category":
         labels["category"] = incident.group_key
     elif incident.grouping == "pattern" and incident.findings:

@@ -84,7 +84,7 @@ def test_the_alertmanager_alert_keeps_its_identity_and_ends_when_the_incident_re
     assert len(posts) == 3 and all(len(p) == 1 for p in posts)
     assert [p[0]["labels"] for p in posts] == [{
         "alertname": "ArgusIncident", "incident": "1", "connection": "main", "database": "shop",
-        "collection": "orders", "team": "shop", "tier": "1"}] * 3
+        "collection": "orders", "schedule": "orders-hourly", "team": "shop", "tier": "1"}] * 3
     assert [p[0]["startsAt"] for p in posts] == ["2026-03-01T12:00:03Z"] * 3
     assert [p[0]["endsAt"] for p in posts] == ["2026-03-02T12:00:03Z", "2026-03-02T13:00:03Z",
                                                "2026-03-01T15:00:03Z"], "the last: the time it resolved"
