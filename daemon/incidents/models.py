@@ -111,13 +111,6 @@ class Incident(BaseModel):
     def finding(self, fp: str) -> IncidentFinding | None:
         return next((f for f in self.findings if f.fingerprint == fp), None)
 
-    def describe(self) -> str:
-        """``#12 shop.orders (3 findings)``: how messages name an incident."""
-        what = f" {self.group_key}" if self.grouping == "category" else ""
-        if self.grouping == "pattern" and self.findings:
-            what = f" {self.findings[0].field} ({self.findings[0].category.value})"
-        return f"#{self.id} {self.where}{what}"
-
 
 class IncidentNotice(BaseModel):
     """What channels get about an incident: it opened, escalated, resolved (or was closed as expected
