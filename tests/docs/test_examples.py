@@ -42,14 +42,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from config.schedules import ScheduleError, load_schedules
+from config.schedules import ScheduleError, _File, load_schedules
 from config.settings import check_mongodb_uri
 from daemon.alerts.models import Alert
 from daemon.store.embedded import EmbeddedDatabase, start_embedded
 from tests.daemon.process import free_port
 from tests.docs.pages import ROOT, Block, blocks, reading_order, where
 
-_SCHEDULES_KEYS = {"version", "connections", "defaults", "schedules", "alerts"}
+_SCHEDULES_KEYS = set(_File.model_fields)  # the top-level keys of a schedules file
 _SKIPS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^(python3? -m venv|\. \S+/activate|source |pip install)"),
      "sets up the environment this test already runs in (and needs the network)"),
