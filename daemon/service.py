@@ -31,8 +31,7 @@ from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
 from daemon.http import HttpServer
 from daemon.incidents.http import IncidentApi
-from daemon.incidents.metrics import IncidentCollector
-from daemon.metrics import Metrics
+from daemon.metrics import IncidentStats, Metrics
 from daemon.runner import ScheduleRunner
 from daemon.scheduler import AuditScheduler
 from daemon.sources import SourceCache
@@ -167,19 +166,18 @@ class Daemon:
             return [({"state": "enabled"}, float(enabled)),
                     ({"state": "disabled"}, float(len(current.schedules) - enabled))]
 
-        self.metrics.gauge_from("argus_open_findings", "Findings in each collection's latest stored run",
-                                ["connection", "collection", "severity"], open_findings)
-        self.metrics.gauge_from("argus_next_run_timestamp_seconds", "When each schedule fires next",
-                                ["schedule"], next_runs)
-        self.metrics.gauge_from("argus_schedules", "Schedules loaded", ["state"], schedules)
-        if self.embedded is not None:
-            embedded = self.embedded
-            self.metrics.gauge_from("argus_embedded_database_up", "1 while the embedded PostgreSQL the daemon "
-                                    "started is running", [], lambda: [({}, float(embedded.up))])
-        self.metrics.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database",
-                                [], lambda: [({}, float(len(self.spool)))])
-        self.metrics.registry.register(IncidentCollector(lambda: IncidentBook(self.store),
-                                                         failed=self.metrics.store_errors.labels("scrape").inc))
+        def incident_stats() -> IncidentStats:
+            try:
+                return IncidentBook(self.store).stats()
+            except StoreError:
+                self.metrics.store_errors.labels("scrape").inc()
+                raise
+
+        embedded = self.embedded
+        self.metrics.daemon_gauges(open_findings=open_findings, next_runs=next_runs, schedules=schedules,
+                                   spooled=lambda: len(self.spool),
+                                   embedded_up=(lambda: embedded.up) if embedded is not None else None,
+                                   incidents=incident_stats)
 
     def queue_incident_notices(self) -> None:
         """Queue reminders and the notices of status changes; wake the sender when there are any."""

@@ -22,9 +22,9 @@ from agent.report import AuditReport
 from config.alerts import IncidentsConfig
 from daemon.alerts.policy import AlertPolicy
 from daemon.incidents.errors import StatusRefused
-from daemon.incidents.metrics import BUCKETS, IncidentStats
 from daemon.incidents.models import ACTIVE, Incident, IncidentEvent, IncidentFinding, IncidentNotice, IncidentStatus
 from daemon.incidents.tracker import Change, track
+from daemon.metrics import INCIDENT_BUCKETS, IncidentStats
 from daemon.store.errors import NotFound
 from daemon.store.outbox import enqueue
 
@@ -310,7 +310,7 @@ class IncidentBook:
         """What the metrics show: counts by status and severity, the oldest open incident per
         severity, and how long acknowledging and resolving took (cumulative per bucket)."""
         stats = IncidentStats()
-        buckets = ", ".join(f"count(*) filter (where d <= {b:g})" for b in BUCKETS)
+        buckets = ", ".join(f"count(*) filter (where d <= {b:g})" for b in INCIDENT_BUCKETS)
         with self._store._conn(timeout=1.0) as conn:
             for status, severity, n in conn.execute("select status, severity, count(*) from incidents group by 1, 2"):
                 stats.counts[(status, severity)] = int(n)

@@ -47,12 +47,14 @@ def test_durations_and_null_read_as_written(tmp_path: Path) -> None:
 @pytest.mark.parametrize(("yaml", "problem"), [
     ("  incidents:\n    group_by: table\n",
      "alerts.incidents.group_by: Input should be 'collection', 'category' or 'pattern'"),
-    ("  incidents:\n    resolve_afer: 3\n", "alerts.incidents.resolve_afer: unknown key (did you mean 'resolve_after'?)"),
+    ("  incidents:\n    resolve_afer: 3\n",
+     "alerts.incidents.resolve_afer: unknown key (did you mean 'resolve_after'?)"),
     ("  incidents:\n    reopen_within: soon\n",
      "alerts.incidents.reopen_within: 'soon' is not a duration (e.g. 30s, 5m, 1h30m)"),
     ("  incidents:\n    remind_after: 10s\n",
      "alerts.incidents.remind_after: remind at most once a minute (e.g. 4h), or null for never"),
-    ("  incidents:\n    resolve_after: 0\n", "alerts.incidents.resolve_after: Input should be greater than or equal to 1"),
+    ("  incidents:\n    resolve_after: 0\n",
+     "alerts.incidents.resolve_after: Input should be greater than or equal to 1"),
     ("  per: pattern\n", "alerts.per: Input should be 'incident' or 'finding'"),
 ])
 def test_a_wrong_incident_setting_names_its_line_and_key(tmp_path: Path, yaml: str, problem: str) -> None:
