@@ -1,9 +1,10 @@
 """Incidents in the history database: loading the ones a run may touch, saving what the tracker
 changed, status changes by people, reminders, and what the CLI, the HTTP API and metrics read.
 
-``record`` runs inside the transaction that stores a run, under that collection's advisory lock,
-so a run and what it did to incidents are kept together or not at all, and two runs of one
-collection never interleave. Status changes lock the incident's row.
+``record_incidents`` runs inside the transaction that stores a run, under that collection's
+advisory lock, so a run and what it did to incidents are kept together or not at all, and two
+runs of one collection never interleave. It locks the incidents it may change; status changes lock
+their incident's row; the daemon's chores skip rows another transaction holds.
 """
 
 from __future__ import annotations
