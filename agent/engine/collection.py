@@ -13,9 +13,11 @@ from __future__ import annotations
 import heapq
 import random
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from bson.son import SON
+from pymongo.errors import OperationFailure
 
 from agent.engine.deadline import Deadline
 from agent.engine.expressions import field_getter
@@ -25,6 +27,17 @@ from agent.engine.projection import Projection
 from agent.engine.store import DocumentStore
 
 __all__ = ["MemoryCollection", "MemoryDatabase"]
+
+
+@contextmanager
+def _as_server_error() -> Iterator[None]:
+    """A value the engine cannot compute (a decimal sNaN in arithmetic, a date past year 9999) fails
+    the read as a server's error does, naming what went wrong, never with a Python traceback."""
+    try:
+        yield
+    except (ArithmeticError, TypeError, ValueError, RecursionError, OverflowError) as exc:
+        raise OperationFailure(f"the in-memory engine could not evaluate the query: {type(exc).__name__}",
+                               2) from exc
 
 
 class MemoryDatabase:
@@ -74,21 +87,23 @@ class MemoryCollection:
 
     def count_documents(self, filter: Mapping[str, Any], maxTimeMS: int | None = None, **_: Any) -> int:
         deadline = Deadline(maxTimeMS)
-        test = compile_filter(dict(filter), deadline)
-        total = 0
-        for batch in self._scan(deadline):
-            total += sum(map(test, batch)) if filter else len(batch)
-        return total
+        with _as_server_error():
+            test = compile_filter(dict(filter), deadline)
+            total = 0
+            for batch in self._scan(deadline):
+                total += sum(map(test, batch)) if filter else len(batch)
+            return total
 
     def aggregate(self, pipeline: list[Mapping[str, Any]], maxTimeMS: int | None = None,
                   **_: Any) -> list[Any]:
         deadline = Deadline(maxTimeMS)
-        stream = build_pipeline(list(pipeline), deadline, rng=random.Random())
-        for batch in self._scan(deadline):
-            stream.feed(batch)
-            if stream.done:
-                break
-        return stream.finish()
+        with _as_server_error():
+            stream = build_pipeline(list(pipeline), deadline, rng=random.Random())
+            for batch in self._scan(deadline):
+                stream.feed(batch)
+                if stream.done:
+                    break
+            return stream.finish()
 
     def find(self, filter: Mapping[str, Any] | None = None, projection: Any = None) -> _Cursor:
         return _Cursor(self, dict(filter or {}), projection)
@@ -133,7 +148,8 @@ class _Cursor:
         return self
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self._run())
+        with _as_server_error():
+            return iter(self._run())
 
     def _run(self) -> list[dict[str, Any]]:
         deadline = Deadline(self._max_time_ms)

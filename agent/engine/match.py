@@ -149,7 +149,7 @@ def _equals(target: Any) -> _Test:
         number = number_value(target)
         if isinstance(target, int):
             return lambda v: ((type(v) is int or type(v) is float or type(v) is Int64) and v == number) \
-                or (type(v) is Decimal128 and v.to_decimal() == number)
+                or (type(v) is Decimal128 and number_value(v) == number)
         return lambda v: is_number(v) and number_value(v) == number
     if isinstance(target, datetime | DatetimeMS):
         ms = date_ms(target)

@@ -73,9 +73,11 @@ def is_number(value: Any) -> bool:
 
 
 def number_value(value: Any) -> int | float | Decimal:
-    """A number as a Python value that compares exactly with the others (Decimal128 → Decimal)."""
+    """A number as a Python value that compares exactly with the others (Decimal128 → Decimal; a
+    decimal NaN, signaling or quiet, → float NaN, which compares without raising)."""
     if isinstance(value, Decimal128):
-        return value.to_decimal()
+        number = value.to_decimal()
+        return float("nan") if number.is_nan() else number
     return value
 
 
