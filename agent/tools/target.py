@@ -224,9 +224,8 @@ def _draw_in_memory(collection: Any, size: int, seed: int) -> list[Any]:
     """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document):
     pick ``_id``s from the in-memory store, copy only those documents. Repeatable for a seed.
     Argus's own engine (``agent.engine``) draws the same positions itself."""
-    draw = getattr(collection, "draw_sample", None)
-    if callable(draw):
-        return list(draw(size, seed))
+    if getattr(collection, "in_process", False) is True:  # mongomock answers any attribute with a collection
+        return list(collection.draw_sample(size, seed))
     store = getattr(collection, "_store", None)
     documents = getattr(store, "_documents", None)
     if not isinstance(documents, Mapping):  # another mongomock layout: fall back to $sample
