@@ -79,7 +79,7 @@ def open_stream(path: Path, progress: Progress | None = None) -> tuple[IO[bytes]
     """The file's bytes, unzipped when they start as gzip does; and whether they were."""
     raw = _Counting(path.open("rb"), progress)
     if raw.peek(2) == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=raw, mode="rb"), True  # type: ignore[arg-type]
+        return gzip.GzipFile(fileobj=raw, mode="rb"), True  # type: ignore[call-overload]
     return raw, False  # type: ignore[return-value]
 
 
