@@ -110,7 +110,7 @@ def load_file(path: str | Path, *, collection: str | None = None, database: str 
         store.append(encoded)
         if budget is not None and store.nbytes > budget:
             raise DataLoadError(
-                f"{file}: its documents need more than {budget // (1 << 20):,} MiB of memory (stopped at {place}), "
+                f"{file}: its documents need more than {budget / 1e6:,.1f} MB of memory (stopped at {place}), "
                 f"more than this machine can spare ({MEMORY_SHARE:.0%} of the memory available); audit a part of it "
                 f"(for JSON lines: head -n 100000 {file.name} > part.jsonl), or import it into MongoDB "
                 f"(mongoimport / mongorestore) and audit with --uri")
