@@ -114,17 +114,19 @@ def _write(path: Path, docs: Iterator[dict[str, Any]]) -> Path:
 
 def _run(argv: list[str]) -> tuple[int, float, float]:
     """Exit code, wall seconds and peak resident MiB of one process, measured from outside."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT,
-                            env={**os.environ, "ARGUS_DATA_DIR": tempfile.mkdtemp(prefix="argus-filespeed-")})
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.stderr is not None:
-        err = proc.stderr.read().decode("utf-8", "replace")
-        if proc.returncode not in (0, 1):
-            print(f"  {Path(argv[-1]).name if argv else ''}: exit {proc.returncode}: {err[-600:]}", file=sys.stderr)
-    return proc.returncode, seconds, usage.ru_maxrss / 1024
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT,
+                                env={**os.environ, "ARGUS_DATA_DIR": tempfile.mkdtemp(prefix="argus-filespeed-")})
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - started
+        code = os.waitstatus_to_exitcode(status)
+        proc.returncode = code
+        if code not in (0, 1):
+            err.seek(0)
+            tail = err.read().decode("utf-8", "replace")[-600:]
+            print(f"  {Path(argv[3] if len(argv) > 3 else argv[-1]).name}: exit {code}: {tail}", file=sys.stderr)
+    return code, seconds, usage.ru_maxrss / 1024
 
 
 def _load() -> str:

@@ -90,12 +90,13 @@ class Projection:
         self.included: _Tree = {}
         self.excluded: _Tree = {}
         self.keep_id = True
+        id_included = False
         for path, value in spec.items():
             flag = None if add else _flag(value)
             if flag is None:
                 self.computed.append((path, compile_expression(value, deadline)))
             elif path == "_id":
-                self.keep_id = flag
+                self.keep_id = id_included = flag
             elif flag:
                 _insert(self.included, path, True)
             else:
@@ -104,7 +105,8 @@ class Projection:
             raise bad_value("Cannot do exclusion on a field in inclusion projection")
         if self.computed and self.excluded:
             raise bad_value("Cannot do exclusion on a field in an inclusion projection with computed fields")
-        self.inclusion = bool(self.included or self.computed) and not add
+        # {"_id": 1} alone is an inclusion projection too: only _id is kept
+        self.inclusion = bool(self.included or self.computed or (id_included and not self.excluded)) and not add
 
     def __call__(self, doc: dict[str, Any]) -> dict[str, Any]:
         if self.add:
