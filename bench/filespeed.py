@@ -22,6 +22,7 @@ Exits 1 when it measured nothing, 2 when a target was missed.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -112,8 +113,9 @@ def _write(path: Path, docs: Iterator[dict[str, Any]]) -> Path:
     return path
 
 
-def _run(argv: list[str]) -> tuple[int, float, float]:
-    """Exit code, wall seconds and peak resident MiB of one process, measured from outside."""
+def _run(argv: list[str]) -> tuple[int, float, float, float]:
+    """Exit code, wall seconds, peak resident MiB and CPU seconds (user + system) of one process,
+    measured from outside. CPU seconds barely change with the machine's load; wall time does."""
     with tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT,
@@ -126,28 +128,28 @@ def _run(argv: list[str]) -> tuple[int, float, float]:
             err.seek(0)
             tail = err.read().decode("utf-8", "replace")[-600:]
             print(f"  {Path(argv[3] if len(argv) > 3 else argv[-1]).name}: exit {code}: {tail}", file=sys.stderr)
-    return code, seconds, usage.ru_maxrss / 1024
+    return code, seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def _load() -> str:
     return f"{os.getloadavg()[0]:.2f}"
 
 
-def _argus(path: Path) -> tuple[bool, float, float, str]:
+def _argus(path: Path) -> tuple[bool, float, float, float, str]:
     load = _load()
-    code, seconds, rss = _run([ARGUS, "audit", "--file", str(path), "--no-store", "--format", "json",
-                               "--fail-on", "none", "--time-budget", "1200"])
-    return code == 0, seconds, rss, f"{load}→{_load()}"
+    code, seconds, rss, cpu = _run([ARGUS, "audit", "--file", str(path), "--no-store", "--format", "json",
+                                    "--fail-on", "none", "--time-budget", "1200"])
+    return code == 0, seconds, rss, cpu, f"{load}→{_load()}"
 
 
-def _ydata(path: Path, folder: Path) -> tuple[bool, float, float, str] | None:
-    try:
-        import ydata_profiling  # noqa: F401
-    except ImportError:
+def _ydata(path: Path, folder: Path) -> tuple[bool, float, float, float, str] | None:
+    # Looked up, not imported: importing pandas here would make every child's peak memory start at
+    # this process's size (a forked child's high-water mark begins with its parent's pages).
+    if importlib.util.find_spec("ydata_profiling") is None:
         return None
     load = _load()
-    code, seconds, rss = _run([sys.executable, "-c", _YDATA, str(path), str(folder / f"{path.stem}.html")])
-    return code == 0, seconds, rss, f"{load}→{_load()}"
+    code, seconds, rss, cpu = _run([sys.executable, "-c", _YDATA, str(path), str(folder / f"{path.stem}.html")])
+    return code == 0, seconds, rss, cpu, f"{load}→{_load()}"
 
 
 def _scheduler(quick: bool) -> dict[str, Any] | None:
@@ -187,22 +189,22 @@ def main(argv: list[str] | None = None) -> int:
     missed = 0
     print(f"machine: {os.cpu_count()} cores, load average {_load()} at the start"
           f"{'; --quick: generated files at 1/50 size, targets not judged' if args.quick else ''}")
-    print(f"{'file':<34} {'docs':>9} {'argus s':>8} {'argus MiB':>9} {'ydata s':>8} {'ydata MiB':>9} "
-          f"{'ratio':>6}  {'target':<28} {'met':<5} load (argus; ydata)")
+    print(f"{'file':<27} {'docs':>9} {'argus s':>8} {'cpu s':>6} {'MiB':>5} {'ydata s':>8} {'cpu s':>6} {'MiB':>5} "
+          f"{'ratio':>6}  {'target':<26} {'met':<5} load (argus; ydata)")
     for name, label, make, target_s, versus in plan:
         if args.only and name not in args.only:
             continue
         path = make()
         docs = sum(1 for line in path.open(encoding="utf-8") if line.strip())
-        ok, seconds, rss, load = _argus(path)
+        ok, seconds, rss, cpu, load = _argus(path)
         if not ok:
-            print(f"{label:<34} {docs:>9,} argus failed", flush=True)
+            print(f"{label:<27} {docs:>9,} argus failed", flush=True)
             missed += 1
             continue
         measured += 1
         ydata = None if args.skip_ydata else _ydata(path, folder)
         y_text = "  nothing measured (ydata-profiling not installed or skipped)" if ydata is None else \
-            f" {ydata[1]:>8.1f} {ydata[2]:>9.0f}" if ydata[0] else "  ydata failed"
+            f" {ydata[1]:>8.1f} {ydata[3]:>6.1f} {ydata[2]:>5.0f}" if ydata[0] else "  ydata failed"
         ratio = seconds / ydata[1] if ydata and ydata[0] else None
         targets = []
         met = True
@@ -220,15 +222,15 @@ def main(argv: list[str] | None = None) -> int:
         else:
             verdict = "yes" if met else "NO"
             missed += not met
-        print(f"{label:<34} {docs:>9,} {seconds:>8.1f} {rss:>9.0f}"
+        print(f"{label:<27} {docs:>9,} {seconds:>8.1f} {cpu:>6.1f} {rss:>5.0f}"
               f"{y_text} "
-              f"{'' if ratio is None else f'{ratio:>5.2f}x':>6}  {', '.join(targets):<28} {verdict:<5} "
-              f"{load}; {ydata[3] if ydata else '-'}", flush=True)
+              f"{'' if ratio is None else f'{ratio:>5.2f}x':>6}  {', '.join(targets):<26} {verdict:<5} "
+              f"{load}; {ydata[4] if ydata else '-'}", flush=True)
         path.unlink(missing_ok=True) if path.parent == folder else None
     if not args.only or "scheduler" in args.only:
         figures = _scheduler(args.quick)
         if figures is None:
-            print("scheduler_load.py                  nothing measured (the daemon benchmark failed)")
+            print("scheduler_load.py: nothing measured (the daemon benchmark failed)")
         else:
             measured += 1
             met = figures["lateness_p99_s"] < 1.0 and figures["skipped_text"] == "none"

@@ -118,7 +118,8 @@ def path_values(path: str) -> Callable[[Any], list[Any]]:
 
 
 def _any_value(test: _Test) -> _Cands:
-    """Matches when some candidate, or some element of a candidate array, passes ``test``."""
+    """Matches when some candidate, or some element of a candidate array, passes ``test``; ``test`` itself
+    stays reachable as ``run.scalar`` (the answer for one value that is not an array)."""
     def run(cands: list[Any]) -> bool:
         for value in cands:
             if value is MISSING:
@@ -130,6 +131,7 @@ def _any_value(test: _Test) -> _Cands:
                     if test(element):
                         return True
         return False
+    run.scalar = test  # type: ignore[attr-defined]
     return run
 
 
