@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--only", nargs="*", help="events telemetry long million wide scheduler")
     parser.add_argument("--skip-ydata", action="store_true", help="measure Argus only")
-    parser.add_argument("--quick", action="store_true", help="small generated files, a smoke run")
+    parser.add_argument("--quick", action="store_true", help="small generated files, Argus only: a smoke run")
     parser.add_argument("--bench-dir", type=Path, default=ROOT.parent / "shared" / "bench")
     args = parser.parse_args(argv)
     rng = random.Random(24)
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
             missed += 1
             continue
         measured += 1
-        ydata = None if args.skip_ydata else _ydata(path, folder)
+        ydata = None if args.skip_ydata or args.quick else _ydata(path, folder)
         y_text = "  nothing measured (ydata-profiling not installed or skipped)" if ydata is None else \
             f" {ydata[1]:>8.1f} {ydata[3]:>6.1f} {ydata[2]:>5.0f}" if ydata[0] else "  ydata failed"
         ratio = seconds / ydata[1] if ydata and ydata[0] else None
