@@ -243,6 +243,12 @@ def _json_documents(stream: IO[bytes], path: Path, head: bytes, *,
             raise DataLoadError(f"{path}:{line}: not valid Extended JSON: {exc.reason}") from None
         except json.JSONDecodeError as exc:
             at_line, at_column = text.place(exc.pos)
+            if text.buf[exc.pos:].strip() == "" and text.eof:
+                raise DataLoadError(f"{path}:{line}: not valid JSON: the file ends inside the document that starts "
+                                    "on this line") from None
+            if at_line != line:
+                raise DataLoadError(f"{path}:{line}: not valid JSON: {exc.msg} (line {at_line}, column {at_column}, "
+                                    "in the document that starts on this line)") from None
             raise DataLoadError(f"{path}:{at_line}:{at_column}: not valid JSON: {exc.msg}") from None
         except RecursionError:
             raise DataLoadError(f"{path}:{line}: the document is nested deeper than {MAX_NESTING} levels, "

@@ -135,12 +135,13 @@ def test_an_operator_the_server_refuses_is_refused() -> None:
 
 
 def test_a_slow_regex_ends_at_the_time_limit_in_process() -> None:
+    """Unbounded, this match takes about 2^40 steps: hours, not the 15 s allowed here on a loaded machine."""
     docs = [{"_id": i, "s": "a" * 40 + "b"} for i in range(3)]
     target = AuditTarget(MemoryCollection.of(docs), max_time_ms=300)
     started = time.monotonic()
     with pytest.raises(QueryTimeout):
         target.count_documents({"s": {"$regex": "^(a|a)+$"}})
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 15
 
 
 def test_a_huge_unwind_ends_at_the_time_limit() -> None:
