@@ -58,6 +58,7 @@ _REGEX_FLAGS = {"i": regex_module.IGNORECASE, "m": regex_module.MULTILINE, "s": 
 _PY_FLAGS = ((re.IGNORECASE, regex_module.IGNORECASE), (re.MULTILINE, regex_module.MULTILINE),
              (re.DOTALL, regex_module.DOTALL), (re.VERBOSE, regex_module.VERBOSE))
 _BAD_VALUE = 2
+_REGEX_MEMO = 65_536  # strings remembered per regex and read; the timeout costs ~10 µs a call, a lookup far less
 
 
 def bad_value(message: str) -> OperationFailure:
@@ -250,12 +251,19 @@ def compile_regex(pattern: Any, options: Any, deadline: Deadline) -> Callable[[s
     except (regex_module.error, ValueError, OverflowError) as exc:
         raise OperationFailure(f"Regular expression is invalid: {exc}", 51091) from None
     search = compiled.search
+    seen: dict[str, bool] = {}  # a field's values repeat (statuses, devices): each is matched once per read
 
     def run(text: str) -> bool:
+        known = seen.get(text)
+        if known is not None:
+            return known
         try:
-            return search(text, timeout=deadline.remaining_s()) is not None
+            found = search(text, timeout=deadline.remaining_s()) is not None
         except TimeoutError:
             raise deadline.expired() from None
+        if len(seen) < _REGEX_MEMO:
+            seen[text] = found
+        return found
     return run
 
 
