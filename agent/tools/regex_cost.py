@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from re import _constants as sre  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
@@ -38,8 +39,13 @@ class _Costly(Exception):
     pass
 
 
+@lru_cache(maxsize=2048)
 def regex_problem(pattern: str, flags: int = 0) -> str | None:
-    """Why ``pattern`` is refused (invalid, too long, or catastrophic backtracking), or None."""
+    """Why ``pattern`` is refused (invalid, too long, or catastrophic backtracking), or None.
+
+    The verdict depends on the pattern and flags alone, and a planner sends the same few patterns
+    in every audit (each checked by the gate and again by the tool), while judging one costs about
+    a millisecond: verdicts are remembered (patterns are at most ``MAX_PATTERN_LENGTH`` long)."""
     if len(pattern) > MAX_PATTERN_LENGTH:
         return f"the pattern is longer than {MAX_PATTERN_LENGTH} characters"
     try:
