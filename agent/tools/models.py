@@ -85,6 +85,9 @@ class NumericStats(BaseModel):
     high_tail: list[tuple[float, int]] = Field(default_factory=list, description="largest distinct values")
     spreads: dict[str, Spread] = Field(default_factory=dict, description="of the finite values ('all'), of those "
                                                                          "at least zero and of those above zero")
+    log_bins: list[tuple[int, int]] = Field(
+        default_factory=list, description="positive finite values per tenth of a decade: (floor(10 * log10(v)), "
+                                          "count), ascending; a second cluster 100 times the bulk shows as its own run")
 
 
 class DateStats(BaseModel):
@@ -114,6 +117,9 @@ class StringStats(BaseModel):
     units: list[tuple[str, int]] = Field(default_factory=list, description="unit text after a leading number")
     unit_count: int = Field(0, description="distinct unit texts")
     top_values: list[tuple[Any, int]] = Field(description="all values when at most 100 distinct, else the top 20")
+    value_space: float | None = Field(
+        None, description="log10 of the strings the common length allows, from the characters seen at each position "
+                          "(a 5-digit code: 5.0); None when no length holds 90% of the values")
 
 
 class ArrayStats(BaseModel):

@@ -397,8 +397,34 @@ def _numeric_stats(values: list[float]) -> NumericStats | None:
         quantiles={k: _quantile(finite, q) for k, q in _QUANTILES.items()},
         negative_count=sum(1 for v in finite if v < 0), zero_count=sum(1 for v in finite if v == 0),
         integer_share=sum(1 for v in finite if v == int(v)) / len(finite),
-        low_tail=low, high_tail=high, spreads=_spreads(finite),
+        low_tail=low, high_tail=high, spreads=_spreads(finite), log_bins=_log_bins(finite),
     )
+
+
+def _log_bins(finite: list[float]) -> list[tuple[int, int]]:
+    """Positive values counted per tenth of a decade: the sample's shape on a log scale, coarse
+    enough to stay small (a few dozen bins) and fine enough to show an empty band between clusters."""
+    bins: Counter[int] = Counter(math.floor(10 * math.log10(v)) for v in finite if v > 0)
+    return sorted(bins.items())
+
+
+def _value_space(counts: Counter[str]) -> float | None:
+    """log10 of how many strings of the values' common length the characters seen at each position
+    allow: ``02134``-like codes drawn at random fill every digit at every position (5.0), a counter
+    written ``E100123`` keeps its leading digits (far fewer). None when no length holds 90% of the
+    values (free text), or the length passes the shape limit."""
+    lengths: Counter[int] = Counter()
+    for value, n in counts.items():
+        lengths[len(value)] += n
+    width, n = lengths.most_common(1)[0]
+    if n < 0.9 * sum(lengths.values()) or not 0 < width <= _SHAPE_CHARS:
+        return None
+    seen: list[set[str]] = [set() for _ in range(width)]
+    for value in counts:
+        if len(value) == width:
+            for position, ch in enumerate(value):
+                seen[position].add(ch)
+    return round(sum(math.log10(len(chars)) for chars in seen), 3)
 
 
 
@@ -439,6 +465,7 @@ def _string_stats(values: list[str]) -> StringStats | None:
         formats=dict(formats), units=units.most_common(10), unit_count=len(units),
         top_values=[(_display(v), c) for v, c in counts.most_common(CARDINALITY_CAP if len(counts) <= CARDINALITY_CAP
                                                                       else TOP_VALUES)],
+        value_space=_value_space(counts),
     )
 
 
