@@ -118,8 +118,8 @@ class StringStats(BaseModel):
     unit_count: int = Field(0, description="distinct unit texts")
     top_values: list[tuple[Any, int]] = Field(description="all values when at most 100 distinct, else the top 20")
     value_space: float | None = Field(
-        None, description="log10 of the strings the common length allows, from the characters seen at each position "
-                          "(a 5-digit code: 5.0); None when no length holds 90% of the values")
+        None, description="log10 of the strings the characters seen at each position allow, summed over the "
+                          "values' lengths (a 5-digit code drawn at random: 5.0); None for values past 64 characters")
 
 
 class ArrayStats(BaseModel):

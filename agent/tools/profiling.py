@@ -409,23 +409,20 @@ def _log_bins(finite: list[float]) -> list[tuple[int, int]]:
 
 
 def _value_space(counts: Counter[str]) -> float | None:
-    """log10 of how many strings of the values' common length the characters seen at each position
-    allow: ``02134``-like codes drawn at random fill every digit at every position (5.0), a counter
-    written ``E100123`` keeps its leading digits (far fewer). None when no length holds 90% of the
-    values (free text), or the length passes the shape limit."""
-    lengths: Counter[int] = Counter()
-    for value, n in counts.items():
-        lengths[len(value)] += n
-    width, n = lengths.most_common(1)[0]
-    if n < 0.9 * sum(lengths.values()) or not 0 < width <= _SHAPE_CHARS:
-        return None
-    seen: list[set[str]] = [set() for _ in range(width)]
+    """log10 of how many strings the characters seen at each position allow, summed over the
+    values' lengths: ``02134``-like codes drawn at random fill every digit everywhere (5.0), a
+    counter written ``E100123`` keeps its leading digits (far fewer). An estimate of the space the
+    values are drawn from, so the chance that two of them coincide can be judged. None for values
+    longer than the shape limit."""
+    by_length: dict[int, list[set[str]]] = {}
     for value in counts:
-        if len(value) == width:
-            for position, ch in enumerate(value):
-                seen[position].add(ch)
-    return round(sum(math.log10(len(chars)) for chars in seen), 3)
-
+        if len(value) > _SHAPE_CHARS:
+            return None
+        seen = by_length.setdefault(len(value), [set() for _ in value])
+        for position, ch in enumerate(value):
+            seen[position].add(ch)
+    space = sum(math.prod(len(chars) for chars in seen) for seen in by_length.values())
+    return round(math.log10(space), 3) if space > 0 else None
 
 
 def _date_stats(values: list[datetime]) -> DateStats | None:
