@@ -8,9 +8,10 @@ language model. Results hold JSON-safe values (Extended JSON for BSON types).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 __all__ = [
     "RUN_QUERY_HARD_LIMIT",
@@ -249,3 +250,6 @@ class CountManyResult(BaseModel):
 
 class ConcludeInput(_Input):
     summary: str = ""
+    # Hidden from a model's tool schema: a planner's own account of what it left unchecked (paths and
+    # counts, never document values), which the report lists among its notes.
+    notes: SkipJsonSchema[list[Annotated[str, Field(max_length=1000)]]] = Field(default_factory=list, max_length=50)

@@ -14,7 +14,10 @@ import pytest
 from agent.clock import ManualClock
 from agent.loop import run_audit
 from agent.planners.heuristic import HeuristicPlanner
+from agent.planners.heuristic.names import hints_for
+from agent.planners.heuristic.planner import _duplicates, _Plan
 from agent.report import AuditReport
+from agent.tools.profiling import profile_documents
 from agent.tools.target import AuditTarget
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -140,3 +143,24 @@ def test_a_missing_contact_detail_is_reported_a_step_lower_and_a_required_field_
         docs.append(doc)
     assert _found(_audit("contacts", docs)) == {("phone", "null_rate"): (400, "medium"),
                                                 ("account", "null_rate"): (400, "high")}
+
+
+def test_codes_drawn_at_random_collide_by_chance_and_are_no_duplicates() -> None:
+    """Five-digit codes drawn at random for 3,000 documents share about 45 values by chance alone
+    (the birthday problem): whatever the field is called, that is no duplicated record."""
+    rng = random.Random(9)
+    docs = [{"pin": f"{rng.randint(0, 99_999):05d}", "kg": round(rng.lognormvariate(1, 0.4), 2)}
+            for _ in range(3000)]
+    assert _found(_audit("returns", docs)) == {}
+
+
+def test_a_key_too_large_to_group_in_memory_is_left_out_with_a_note() -> None:
+    """The duplicates count groups every value inside $facet, which cannot spill to disk: past the
+    memory one stage may use, the check is skipped and the report is told why, not the server."""
+    fields, _, _ = profile_documents([{"order_no": f"SO-{400_000 + i}"} for i in range(1000)])
+    plan = _Plan()
+    _duplicates(fields[0], hints_for("order_no"), plan, collection="sales", size=2_000_000, sampled=1000)
+    assert plan.probes == []
+    assert plan.notes == ["duplicates of order_no were not counted: grouping 2,000,000 values would take about "
+                          "217 MB, more than the 80 MB one $group inside $facet may use (it cannot spill to disk); "
+                          "check them with an aggregation that may (allowDiskUse) or a unique index"]
