@@ -34,7 +34,8 @@ from agent.errors import ArgusError
 from agent.findings import Category, Severity
 from agent.history import HistoricalContext, fingerprint
 from agent.planners.heuristic.keys import GROUP_MEMORY, KeyPlan, group_bytes, key_plan, verdict
-from agent.planners.heuristic.names import NameHints, hints_for, never_required, optional
+from agent.planners.heuristic.names import NameHints, hints_for, optional
+from agent.planners.heuristic.presence import self_links, waits_for_its_event
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
 from agent.planners.heuristic.relations import intervals, products
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
@@ -202,7 +203,7 @@ class HeuristicPlanner:
         now = self._clock.now()
         fields = sorted((f for f in schema.fields if f.queryable and f.path != "_id"), key=lambda f: f.path)
         plan = _hypotheses(fields, now, collection=state.collection, size=schema.collection_size,
-                           sampled=schema.documents_sampled)
+                           sampled=schema.documents_sampled, history=state.historical_context)
         self._notes = plan.notes
         queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences])
         counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
@@ -304,13 +305,14 @@ def _one_per_field_and_category(checks: list[_Check]) -> list[_Check]:
 # --- hypotheses from the sample (pure) -----------------------------------------------------------
 
 def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = "", size: int | None = None,
-                sampled: int | None = None) -> _Plan:
+                sampled: int | None = None, history: Any = None) -> _Plan:
     plan = _Plan()
     drifted = _schema_drift(fields, plan)
     paths = [f.path for f in fields]
+    links = self_links(fields)
     for f in fields:
         if f.path not in drifted:
-            _presence(f, plan)
+            _presence(f, plan, links=links, history=history)
         _field(f, now, plan, renamed=f.path in drifted, collection=collection, size=size, siblings=paths,
                sampled=sampled)
     for pair in intervals(fields):
@@ -389,21 +391,24 @@ def _schema_drift(fields: list[FieldStats], plan: _Plan) -> set[str]:
     return drifted
 
 
-def _presence(f: FieldStats, plan: _Plan) -> None:
-    """Missing or null in a minority of documents that otherwise carry the field. Not asked of a
-    field empty by meaning (the root of a hierarchy has no ``manager_id``, most records no
-    ``notes``); a contact detail people may not give (``phone``, ``fax``) is reported a step lower.
-    Absent and null count alike: a writer that drops a field (``mongoimport --ignoreBlanks``, a
-    client that omits empty keys) leaves it absent, so absence is no milder sign than null."""
-    if never_required(f.path):
-        return
+def _presence(f: FieldStats, plan: _Plan, *, links: frozenset[str] = frozenset(), history: Any = None) -> None:
+    """Missing or null in a minority of documents that otherwise carry the field, whatever its name
+    and type. Not asked of a link between the collection's own documents (``links``: the top of a
+    hierarchy has no ``manager_id``), nor of a date of a later stage (``delivered_at``) while its
+    share holds steady against ``history``; a contact detail people may not give (``phone``,
+    ``fax``) is reported a step lower. Absent and null count alike: a writer that drops a field
+    (``mongoimport --ignoreBlanks``, a client that omits empty keys) leaves it absent, so absence is
+    no milder sign than null."""
     base = max(f.parent_present_count, 1)
     share = ((base - f.present_count) + f.null_count) / base
-    if share <= NULL_ASK_SHARE:
-        plan.checks.append(_Check(
-            f.path, Category.NULL_RATE, _scoped(f.path, None), max_share=MAX_NULL_SHARE, optional=optional(f.path),
-            description=f"have no value for {f.path}, which the rest of the collection carries",
-            hypothesis="a writer omits the field or writes null"))
+    families = _families(f)
+    dominant = next(iter(families), None)
+    if share > NULL_ASK_SHARE or f.path in links or waits_for_its_event(f, dominant, share, history):
+        return
+    plan.checks.append(_Check(
+        f.path, Category.NULL_RATE, _scoped(f.path, None), max_share=MAX_NULL_SHARE, optional=optional(f.path),
+        description=f"have no value for {f.path}, which the rest of the collection carries",
+        hypothesis="a writer omits the field or writes null"))
 
 
 def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, collection: str = "",

@@ -13,6 +13,8 @@ import mongomock
 import pytest
 
 from agent.clock import ManualClock
+from agent.health.models import FieldHealth, HealthSnapshot
+from agent.history import HistoricalContext
 from agent.loop import run_audit
 from agent.planners.heuristic import HeuristicPlanner
 from agent.report import AuditReport
@@ -60,3 +62,46 @@ def test_duplicated_keys_are_found_whatever_the_collection_is_called(collection:
     for i in copies:  # odd positions: the original (the even one before) is never itself a copy
         docs[i][key] = docs[i - 1][key]
     assert _found(_audit(collection, docs)) == {(key, "duplicate_value"): 2 * len(copies)}
+
+
+@pytest.mark.parametrize("flag", ["paid", "refunded", "approved", "shipped"])
+def test_nulls_in_a_true_false_flag_are_found_whatever_its_name(flag: str) -> None:
+    """A flag named like a later stage of a record (``paid``) still holds true or false in every
+    document: 6% nulls are a writer's defect, not a stage that has not happened yet."""
+    docs = _sales(random.Random(1), flag=flag)
+    for i in random.Random(3).sample(range(SIZE), round(0.06 * SIZE)):
+        docs[i][flag] = None
+    assert _found(_audit("sales", docs)) == {(flag, "null_rate"): round(0.06 * SIZE)}
+
+
+def _deliveries(rng: random.Random, missing: float) -> list[Doc]:
+    docs: list[Doc] = []
+    for i in range(SIZE):
+        shipped = NOW - timedelta(days=rng.uniform(2, 300))
+        doc: Doc = {"parcel": f"PX{700_000 + i}", "shipped_at": shipped, "weight_kg": round(rng.uniform(0.2, 9), 2)}
+        if rng.random() >= missing:
+            doc["delivered_at"] = shipped + timedelta(days=rng.uniform(0.5, 1.5))
+        docs.append(doc)
+    return docs
+
+
+def _earlier_run(null_share: float) -> HistoricalContext:
+    snapshot = HealthSnapshot(at=NOW - timedelta(days=1), documents=SIZE, documents_sampled=1000,
+                              fields=[FieldHealth(path="delivered_at", null_share=null_share, distinct_share=1.0)])
+    return HistoricalContext(runs_considered=1, health=[snapshot])
+
+
+@pytest.mark.parametrize(("earlier", "missing", "reported"), [
+    (None, 0.1, False),   # a first run: nothing says the share jumped
+    (0.1, 0.1, False),    # as many parcels on their way as last time
+    (0.1, 0.3, True),     # three times as many: a writer stopped writing the date
+])
+def test_a_later_stage_date_may_be_missing_while_its_share_holds_steady(earlier: float | None, missing: float,
+                                                                        reported: bool) -> None:
+    docs = _deliveries(random.Random(5), missing)
+    coll = mongomock.MongoClient()["names"]["parcels"]
+    coll.insert_many(docs)
+    report = run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW),
+                       historical_context=_earlier_run(earlier) if earlier is not None else None)
+    without = sum(1 for d in docs if "delivered_at" not in d)
+    assert _found(report) == ({("delivered_at", "null_rate"): without} if reported else {})
