@@ -461,13 +461,22 @@ def _ranges(path: str, ranges: Any, plan: _Plan, *, dates: bool) -> None:
                                   hypothesis=_outlier_why(dates)))
     plan.outliers[path] = (hard, reasons, dates)
     for fence in ranges.fences:
-        beyond, within = ("$gt", "$lte") if fence.side == "above" else ("$lt", "$gte")
-        nearest, inner = ("min", "max") if fence.side == "above" else ("max", "min")
-        at = encode(_bound(fence.at, dates))
-        outside = {"field": path, "operation": nearest, "value_filter": {beyond: at}}
-        inside = {"field": path, "operation": inner, "value_filter": {within: at}}
-        plan.fences.append(({path: {beyond: _bound(fence.at, dates)}}, [
+        inside_op, inner = ("$lte", "max") if fence.side == "above" else ("$gte", "min")
+        nearest = "min" if fence.side == "above" else "max"
+        beyond = _beyond(fence, dates)
+        inside = {"field": path, "operation": inner, "value_filter": {inside_op: encode(_bound(fence.at, dates))}}
+        outside = {"field": path, "operation": nearest, "value_filter": encode(beyond)}
+        plan.fences.append(({path: beyond}, [
             _Probe(path, "fence_out", outside, fence, dates), _Probe(path, "fence_in", inside, fence, dates)]))
+
+
+def _beyond(fence: Fence, dates: bool) -> dict[str, Any]:
+    """The condition on a value beyond ``fence``: below a scale fence, the positive values only
+    (zeros and negatives are no unit written another way)."""
+    at = _bound(fence.at, dates)
+    if fence.side == "above":
+        return {"$gt": at}
+    return {"$gt": 0, "$lt": at} if fence.shift else {"$lt": at}
 
 
 def _outlier_why(dates: bool) -> str:
@@ -583,24 +592,32 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
             check = None
         if check is not None:
             out.append(check)
-    verified: dict[str, list[tuple[str, Any]]] = {}
-    innermost: dict[tuple[str, str], float] = {}  # of the fences at which a gap was found, per side
+    verified: dict[str, list[Fence]] = {}
+    innermost: dict[tuple[str, str], Fence] = {}  # of the fences at which a gap was found, per side
     for (path, side, at), found in sorted(fences.items()):
         fence: Fence = found["fence"]
         if detached(fence, _scalar(found.get("fence_in")), _scalar(found.get("fence_out"))):
             best = innermost.get((path, side))
-            if best is None or (at < best if side == "above" else at > best):
-                innermost[(path, side)] = at
-    for (path, side), at in sorted(innermost.items()):
-        verified.setdefault(path, []).append((side, at))
+            if best is None or (at < best.at if side == "above" else at > best.at):
+                innermost[(path, side)] = fence
+    for (path, _), fence in sorted(innermost.items()):
+        verified.setdefault(path, []).append(fence)
     for path, sides in verified.items():
         hard, reasons, dates = plan.outliers[path]
-        clauses = list(hard) + [{path: {"$gt" if side == "above" else "$lt": _bound(at, dates)}} for side, at in sides]
-        why = reasons + [f"far {side} every other value" for side, _ in sides]
+        clauses = list(hard) + [{path: _beyond(fence, dates)} for fence in sides]
+        why = reasons + [_fence_reason(fence) for fence in sides]
         out.insert(0, _Check(path, Category.OUTLIER_VALUE, _or(clauses),
                              description=f"have an implausible {path} ({'; '.join(why)})",
                              hypothesis=_outlier_why(dates)))
     return out
+
+
+def _fence_reason(fence: Fence) -> str:
+    if not fence.shift:
+        return f"far {fence.side} every other value"
+    times = f"{10 ** abs(fence.shift):,}"
+    return (f"about {times} times the other values" if fence.shift > 0 else f"about 1/{times} of the other values") \
+        + " (one unit written as another: a percent for a fraction, cents for units)"
 
 
 def _enum_check(path: str, result: StatsResult) -> _Check | None:

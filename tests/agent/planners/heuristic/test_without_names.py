@@ -37,14 +37,17 @@ def _found(report: AuditReport) -> dict[tuple[str, str], int]:
 
 def _sales(rng: random.Random, key: str = "order_id", flag: str = "paid") -> list[Doc]:
     """A shop's sales: an order number, a customer who buys about six times, a log-normal amount,
-    a sale date, a region, a paid flag and a tax rate written as a fraction."""
+    a sale date, a region, a paid flag, a tax rate written as a fraction, a parcel's weight in
+    kilograms and the seconds it took to pack."""
     customers = [f"CU-{rng.randint(10**5, 10**6 - 1)}" for _ in range(SIZE // 6)]
     return [{key: f"SO-{400_000 + i}", "customer_id": rng.choice(customers),
              "amount": round(math.exp(rng.gauss(math.log(60), 0.9)), 2),
              "sold_at": NOW - timedelta(days=rng.uniform(1, 700), seconds=rng.randint(0, 86_399)),
              "region": rng.choices(["north", "south", "east", "west"], weights=[4, 3, 2, 1])[0],
              flag: rng.random() < 0.8,
-             "tax_rate": round(min(0.6, math.exp(rng.gauss(math.log(0.08), 0.8))), 4)} for i in range(SIZE)]
+             "tax_rate": round(min(0.6, math.exp(rng.gauss(math.log(0.08), 0.8))), 4),
+             "weight_kg": round(math.exp(rng.gauss(math.log(2.5), 0.4)), 3),
+             "packing_s": round(math.exp(rng.gauss(math.log(40), 0.5)), 1)} for i in range(SIZE)]
 
 
 @pytest.mark.parametrize(("collection", "key"), [("sales", "order_id"), ("shipments", "invoice_no")])
@@ -72,6 +75,32 @@ def test_nulls_in_a_true_false_flag_are_found_whatever_its_name(flag: str) -> No
     for i in random.Random(3).sample(range(SIZE), round(0.06 * SIZE)):
         docs[i][flag] = None
     assert _found(_audit("sales", docs)) == {(flag, "null_rate"): round(0.06 * SIZE)}
+
+
+@pytest.mark.parametrize(("field", "factor", "share"), [
+    ("tax_rate", 100, 0.01),      # 0.19 beside 19.0: a percent among fractions
+    ("weight_kg", 1000, 0.005),   # grams among kilograms
+    ("packing_s", 1000, 0.03),    # milliseconds among seconds
+    ("packing_s", 0.001, 0.01),   # kiloseconds: a thousand times too small
+])
+def test_a_unit_written_another_way_is_counted_exactly(field: str, factor: float, share: float) -> None:
+    """The moved values sit a power of ten off the bulk, a second cluster on a log scale that the
+    tail fences (wary of the bulk's own long tail) never isolate."""
+    docs = _sales(random.Random(1))
+    for i in random.Random(4).sample(range(SIZE), round(share * SIZE)):
+        docs[i][field] = round(docs[i][field] * factor, 4)
+    assert _found(_audit("sales", docs)) == {(field, "outlier_value"): round(share * SIZE)}
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_long_natural_tails_are_no_unit_written_another_way(seed: int) -> None:
+    """A Pareto tail (trips of a few kilometres, now and then a hundred times that) and tiers of
+    small counts thin out or repeat the bulk's values: no band, no copy of the bulk moved by a power
+    of ten."""
+    rng = random.Random(seed)
+    docs = [{"distance_km": round(rng.paretovariate(1.6) * 3.0, 1), "fare": round(rng.lognormvariate(3, 1.2), 2),
+             "copies": rng.choices([1, 2, 3, 5, 12], [80, 12, 5, 2, 1])[0]} for _ in range(SIZE)]
+    assert _found(_audit("trips", docs)) == {}
 
 
 def _deliveries(rng: random.Random, missing: float) -> list[Doc]:
