@@ -92,6 +92,30 @@ def test_a_unit_written_another_way_is_counted_exactly(field: str, factor: float
     assert _found(_audit("sales", docs)) == {(field, "outlier_value"): round(share * SIZE)}
 
 
+def test_rare_negatives_below_positive_values_are_found_in_a_field_named_as_signed() -> None:
+    """``balance_change`` is named like a signed difference, yet its values are all positive but for
+    a few: the values ask for the sign rule, and the name no longer takes it away."""
+    docs = _sales(random.Random(1))
+    rng = random.Random(6)
+    for d in docs:
+        d["balance_change"] = round(rng.lognormvariate(3, 0.8), 2)
+    for i in rng.sample(range(SIZE), 12):
+        docs[i]["balance_change"] = -docs[i]["balance_change"]
+    assert _found(_audit("sales", docs)) == {("balance_change", "outlier_value"): 12}
+
+
+def test_a_future_date_is_found_in_a_field_named_as_if_it_could_be_planned() -> None:
+    """Every ``due_date`` in the sample lies in the past: the field records what happened, so a date
+    a month ahead is a defect whatever the name promises."""
+    docs = _sales(random.Random(1))
+    rng = random.Random(7)
+    for d in docs:
+        d["due_date"] = d["sold_at"] + timedelta(days=rng.uniform(0, 1))
+    for i in rng.sample(range(SIZE), 8):
+        docs[i]["due_date"] = NOW + timedelta(days=rng.uniform(20, 40))
+    assert _found(_audit("sales", docs)) == {("due_date", "outlier_value"): 8}
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_long_natural_tails_are_no_unit_written_another_way(seed: int) -> None:
     """A Pareto tail (trips of a few kilometres, now and then a hundred times that) and tiers of
