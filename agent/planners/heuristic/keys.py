@@ -35,7 +35,8 @@ DUPLICATE_MAX_SHARE_KEY = 0.5  # an identifier: duplicates stop being a minority
 PAIRS = 2.2                  # ... unless a named key's come in pairs (a retry wrote a record twice)
 KEY_UNIQUE_NAMED = 0.6       # a field named as a key is checked when this unique in the sample
 KEY_NAMED_MIN_VALUES = 200   # ... judged on at least this many sampled values
-DENSE_SPAN = 10              # values spanning at most this times the documents: a counter's, not drawn at random
+DENSE_SPAN = 10              # integers spanning at most this times the documents: a counter's, not a measurement's
+CROWDED = 3                  # values from a space at most this times their number: a sequence's, not drawn at random
 CONCLUSIVE = 10              # chance repeats a sample must expect before its repeats say whether values are random
 GROUP_MEMORY = 80 * 2**20    # bytes one duplicates $group may use: MongoDB's 100 MB stage limit, with a margin
 GROUP_ENTRY = 100            # bytes a $group holds per distinct value beside the value itself (key, count, table)
@@ -136,12 +137,13 @@ def key_plan(f: FieldStats, hints: NameHints, *, collection: str = "", size: int
     space = _log_space(f, dominant)
     by_chance = chance_repeats(values, space)         # ... were they drawn at random from that space
     # Chance shows in the sample only when it would make enough repeats there; short of that the
-    # space decides: a counter's values fill about as many as there are documents, and values drawn
-    # at random from so few would collide everywhere, which no key does.
+    # space decides: a sequence's values fill about as many as there are documents (a counter, a
+    # numbered code), and values drawn at random from so few would collide everywhere, which no key does.
     looks_drawn = by_chance >= CONCLUSIVE and repeats >= by_chance - 3 * math.sqrt(by_chance)
+    dense = space <= math.log10(CROWDED * total)
     # Values crowding their space at random (weights in grams) are an attribute: no key collides so.
-    crowded = space <= math.log10(DENSE_SPAN * total) and looks_drawn
-    if space <= math.log10(DENSE_SPAN * total):
+    crowded = dense and looks_drawn
+    if dense:
         by_chance = chance = 0.0
     else:
         drawn = looks_drawn or by_chance < CONCLUSIVE

@@ -41,7 +41,7 @@ FENCE_MADS = (5.0, 8.0, 12.0)
 GAP_MADS = 1.7          # an outlier must sit this far (in MADs) from the largest normal value
 TAIL_GAP = 1.5          # ... and this many times as far as the bulk's own tail reaches past its edge
 SCALE_GAP = 0.15        # decades between a moved cluster and the bulk over the whole collection (a factor of 1.4)
-SCALE_TAIL = 0.35       # ... and a third as far as the bulk's tail reaches past its edge
+SCALE_TAIL = 0.35       # ... and, from few sampled values, a third as far as the bulk's tail reaches past its edge
 LOG_SYMMETRY = 1.25     # a log-scale bulk reaching at most this much further below than above gets lower fences
 SKEW_FOR_LOG = 1.2      # (p75 - p50) / (p50 - p25) above this → work on a log scale
 RARE_SHARE = 0.02       # unnamed fields: negatives or zeros above this share are part of the data
@@ -87,6 +87,7 @@ class Fence:
     scale: Scale
     edge: float = 0.0  # the bulk's edge on this side (median ± one MAD), in scale units
     shift: int = 0     # a scale fence: the values beyond are the bulk moved by this many decades (log scale)
+    few: bool = False  # ... seen in few sampled values, whose shape said nothing
 
 
 @dataclass
@@ -227,8 +228,8 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
             plan.seen.add("above the 100 its values pile up at")
     if hints.identifier:
         return plan  # the magnitude of an identifier carries no meaning
-    plan.fences += [Fence(split.side, split.at, 0.0, Scale(log=True), edge=split.edge, shift=split.shift)
-                    for split in scale_splits(stats)]
+    plan.fences += [Fence(split.side, split.at, 0.0, Scale(log=True), edge=split.edge, shift=split.shift,
+                          few=split.few) for split in scale_splits(stats)]
     if not hints.positive and stats.zero_count <= RARE_SHARE * n and q["p25"] > 0 and clear_of_zero:
         plan.conditions.append(("zero placeholder far below the bulk", {"$eq": 0}))
         if stats.zero_count:
@@ -331,8 +332,8 @@ def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
     """True when the values beyond the fence are separated from the bulk by a gap: at least the
     fence's own, and wider than the bulk's tail reaches past its edge (a heavy tail thins out
     gradually; a cluster of defects sits apart). A scale fence's cluster is the bulk moved by a
-    power of ten, which the sample showed: a band of ``SCALE_GAP`` decades and a third of the tail's
-    reach is gap enough."""
+    power of ten, which the sample showed: a band of ``SCALE_GAP`` decades is gap enough, and a
+    third of the tail's reach besides when the sample held only a few of the moved values."""
     if inside is None or outside is None:
         return outside is not None
     if fence.scale.log and (inside <= 0 or outside <= 0):
@@ -340,7 +341,7 @@ def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
     inner, outer = fence.scale.to(inside), fence.scale.to(outside)
     tail = (inner - fence.edge) if fence.side == "above" else (fence.edge - inner)
     if fence.shift:
-        return abs(outer - inner) >= max(SCALE_GAP, SCALE_TAIL * tail)
+        return abs(outer - inner) >= max(SCALE_GAP, SCALE_TAIL * tail if fence.few else 0.0)
     return abs(outer - inner) >= max(fence.gap, TAIL_GAP * tail)
 
 

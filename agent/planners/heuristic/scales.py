@@ -12,7 +12,8 @@ the minority's middle sits a whole number of decades (1 to 3) from the bulk's, w
 ``SHIFT_TOLERANCE`` (more for a minority of few values, whose middle is uncertain); the bulk is
 narrower than the shift (a unit mistake on a wide spread of values lands inside it and cannot be
 told apart); a minority of several values straddles the bulk's middle once moved back, as a copy
-of the bulk does (a natural tail only thins out); and a field of few distinct values moves them
+of the bulk does (a natural tail only thins out), and a few values need a bulk that reaches no
+further out on their side than on the other; and a field of few distinct values moves them
 exactly (499 beside 4.99, not 12 beside 1, 2, 3 and 5). The threshold goes in the band's middle;
 the whole collection must keep a band there (``ranges.detached``), so the count of values beyond
 it is exactly the moved cluster.
@@ -26,7 +27,7 @@ from agent.tools.models import NumericStats
 
 __all__ = ["ScaleSplit", "scale_splits"]
 
-SAMPLE_GAP = 3           # tenths of a decade: an empty band this wide in the sample (a factor of 2)
+SAMPLE_GAP = 2           # tenths of a decade: an empty band this wide in the sample (a factor of 1.6)
 MAX_SHARE = 0.3          # the moved cluster is a minority: at most this share of the positive values
 SHIFT_TOLERANCE = 0.3    # decades the minority's middle may stray from the bulk's moved by a power of ten ...
 SHIFT_NOISE = 2.0        # ... and this many standard errors of a few values' middle more, up to ...
@@ -34,6 +35,7 @@ SHIFT_TOLERANCE_MAX = 0.45  # ... this (half a decade would be no power of ten a
 SHIFTS = (1, 2, 3)       # 10x (mm and cm), 100x (percent, cents), 1000x (grams, milliseconds)
 STRADDLE = 0.1           # a minority of MIN_STRADDLE values or more puts this share on each side of the middle
 MIN_STRADDLE = 5
+SYMMETRY = 1.25          # ... fewer: the bulk reaches at most this much further out on their side (log scale)
 MIN_VALUES = 20
 TAIL = 25                # the profile's tails list this many distinct values
 
@@ -41,13 +43,14 @@ TAIL = 25                # the profile's tails list this many distinct values
 class ScaleSplit:
     """Values beyond ``at`` (above or below) are the bulk moved by ``shift`` decades."""
 
-    __slots__ = ("at", "edge", "shift", "side")
+    __slots__ = ("at", "edge", "few", "shift", "side")
 
-    def __init__(self, *, side: str, at: float, shift: int, edge: float) -> None:
+    def __init__(self, *, side: str, at: float, shift: int, edge: float, few: bool) -> None:
         self.side = side
         self.at = at
         self.shift = shift
         self.edge = edge    # the bulk's edge on this side, log10 (its middle plus one deviation)
+        self.few = few      # the sample held few moved values: their shape could not be judged
 
     def __repr__(self) -> str:
         return f"ScaleSplit(side={self.side!r}, at={self.at:g}, shift={self.shift})"
@@ -65,10 +68,16 @@ def _quantile(bins: list[tuple[int, int]], q: float) -> float:
     return bins[-1][0] + 0.5
 
 
-def _straddles(minority: list[tuple[int, int]], middle: float, shift_bins: int) -> bool:
+def _like_the_bulk(minority: list[tuple[int, int]], bulk: list[tuple[int, int]], shift_bins: int, side: str) -> bool:
+    """Moved back, several values straddle the bulk's middle as a copy of the bulk does (a natural
+    tail only thins out). A few values cannot show that: then the bulk must not reach out on their
+    side on a log scale more than on the other, so no natural tail leads there (a normal spread
+    around 60 reaches far down on a log scale, and a lone 5 is its tail, not a tenth of it)."""
     total = sum(n for _, n in minority)
+    middle = _quantile(bulk, 0.5)
     if total < MIN_STRADDLE:
-        return True
+        low, high = middle - _quantile(bulk, 0.05), _quantile(bulk, 0.95) - middle
+        return (low if side == "below" else high) <= SYMMETRY * max(high if side == "below" else low, 1.0)
     below = sum(n for b, n in minority if b - shift_bins + 0.5 < middle)
     above = sum(n for b, n in minority if b - shift_bins + 0.5 > middle)
     return min(below, above) >= STRADDLE * total
@@ -115,10 +124,10 @@ def scale_splits(stats: NumericStats) -> list[ScaleSplit]:
         if abs(k) not in SHIFTS or abs(shift - k) > tolerance or width >= abs(k):
             continue
         at = 10 ** ((low[-1][0] + 1 + high[0][0]) / 20)   # the middle of the empty band
-        if not _straddles(minority, middle, 10 * k) or not _copies_of_few(stats, at, side, k):
+        if not _like_the_bulk(minority, bulk, 10 * k, side) or not _copies_of_few(stats, at, side, k):
             continue
         spread = max(deviation * 0.6745, 0.05)  # the bulk's median absolute deviation, decades
         edge = middle / 10 + (spread if side == "above" else -spread)
         if math.isfinite(at) and at > 0:
-            out[side] = ScaleSplit(side=side, at=at, shift=k, edge=edge)
+            out[side] = ScaleSplit(side=side, at=at, shift=k, edge=edge, few=min(n_low, n_high) < MIN_STRADDLE)
     return list(out.values())
