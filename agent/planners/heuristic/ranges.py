@@ -41,7 +41,6 @@ FENCE_MADS = (5.0, 8.0, 12.0)
 GAP_MADS = 1.7          # an outlier must sit this far (in MADs) from the largest normal value
 TAIL_GAP = 1.5          # ... and this many times as far as the bulk's own tail reaches past its edge
 SCALE_GAP = 0.15        # decades between a moved cluster and the bulk over the whole collection (a factor of 1.4)
-SCALE_TAIL = 0.35       # ... and, from few sampled values, a third as far as the bulk's tail reaches past its edge
 LOG_SYMMETRY = 1.25     # a log-scale bulk reaching at most this much further below than above gets lower fences
 SKEW_FOR_LOG = 1.2      # (p75 - p50) / (p50 - p25) above this → work on a log scale
 RARE_SHARE = 0.02       # unnamed fields: negatives or zeros above this share are part of the data
@@ -332,8 +331,9 @@ def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
     """True when the values beyond the fence are separated from the bulk by a gap: at least the
     fence's own, and wider than the bulk's tail reaches past its edge (a heavy tail thins out
     gradually; a cluster of defects sits apart). A scale fence's cluster is the bulk moved by a
-    power of ten, which the sample showed: a band of ``SCALE_GAP`` decades is gap enough, and a
-    third of the tail's reach besides when the sample held only a few of the moved values."""
+    power of ten, which the sample showed: a band of ``SCALE_GAP`` decades is gap enough; when the
+    sample held only a few of the moved values, which show no shape, the gap must outreach the
+    tail as a tail fence's does."""
     if inside is None or outside is None:
         return outside is not None
     if fence.scale.log and (inside <= 0 or outside <= 0):
@@ -341,7 +341,7 @@ def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
     inner, outer = fence.scale.to(inside), fence.scale.to(outside)
     tail = (inner - fence.edge) if fence.side == "above" else (fence.edge - inner)
     if fence.shift:
-        return abs(outer - inner) >= max(SCALE_GAP, SCALE_TAIL * tail if fence.few else 0.0)
+        return abs(outer - inner) >= max(SCALE_GAP, TAIL_GAP * tail if fence.few else 0.0)
     return abs(outer - inner) >= max(fence.gap, TAIL_GAP * tail)
 
 

@@ -68,7 +68,8 @@ def _quantile(bins: list[tuple[int, int]], q: float) -> float:
     return bins[-1][0] + 0.5
 
 
-def _like_the_bulk(minority: list[tuple[int, int]], bulk: list[tuple[int, int]], shift_bins: int, side: str) -> bool:
+def _like_the_bulk(stats: NumericStats, minority: list[tuple[int, int]], bulk: list[tuple[int, int]],
+                   shift_bins: int, side: str) -> bool:
     """Moved back, several values straddle the bulk's middle as a copy of the bulk does (a natural
     tail only thins out). A few values cannot show that: then the bulk must not reach out on their
     side on a log scale more than on the other, so no natural tail leads there (a normal spread
@@ -76,8 +77,12 @@ def _like_the_bulk(minority: list[tuple[int, int]], bulk: list[tuple[int, int]],
     total = sum(n for _, n in minority)
     middle = _quantile(bulk, 0.5)
     if total < MIN_STRADDLE:
-        low, high = middle - _quantile(bulk, 0.05), _quantile(bulk, 0.95) - middle
-        return (low if side == "below" else high) <= SYMMETRY * max(high if side == "below" else low, 1.0)
+        positive = stats.spreads.get("positive")
+        q = positive.quantiles if positive is not None else stats.quantiles
+        if not q or q["p05"] <= 0:
+            return False
+        low, high = math.log10(q["p50"] / q["p05"]), math.log10(q["p95"] / q["p50"])
+        return (low if side == "below" else high) <= SYMMETRY * (high if side == "below" else low)
     below = sum(n for b, n in minority if b - shift_bins + 0.5 < middle)
     above = sum(n for b, n in minority if b - shift_bins + 0.5 > middle)
     return min(below, above) >= STRADDLE * total
@@ -124,7 +129,7 @@ def scale_splits(stats: NumericStats) -> list[ScaleSplit]:
         if abs(k) not in SHIFTS or abs(shift - k) > tolerance or width >= abs(k):
             continue
         at = 10 ** ((low[-1][0] + 1 + high[0][0]) / 20)   # the middle of the empty band
-        if not _like_the_bulk(minority, bulk, 10 * k, side) or not _copies_of_few(stats, at, side, k):
+        if not _like_the_bulk(stats, minority, bulk, 10 * k, side) or not _copies_of_few(stats, at, side, k):
             continue
         spread = max(deviation * 0.6745, 0.05)  # the bulk's median absolute deviation, decades
         edge = middle / 10 + (spread if side == "above" else -spread)

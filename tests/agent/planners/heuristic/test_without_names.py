@@ -127,6 +127,49 @@ def test_long_natural_tails_are_no_unit_written_another_way(seed: int) -> None:
     assert _found(_audit("trips", docs)) == {}
 
 
+def _phone(rng: random.Random) -> str:
+    area, exchange = rng.randint(200, 989), rng.randint(200, 989)
+    return f"+{rng.choice([1, 33, 44, 49])} ({area}) {exchange}-{rng.randint(0, 9999):04d}"
+
+
+@pytest.mark.parametrize("share", [0.01, 0.2])
+def test_a_phones_format_is_known_by_its_digit_runs_whatever_the_field_is_called(share: float) -> None:
+    """Phones in one format with country codes of one and two digits: no single shape holds 95% of
+    them, yet the digit runs between the same separators are one format, which the name ``phone``
+    used to be needed for."""
+    rng = random.Random(8)
+    docs = _sales(random.Random(1))
+    for d in docs:
+        d["reach"] = _phone(rng)
+    for i in rng.sample(range(SIZE), round(share * SIZE)):
+        digits = "".join(c for c in docs[i]["reach"] if c.isdigit())
+        docs[i]["reach"] = rng.choice([digits, f"+{digits}", f"({digits[:3]} {digits[3:]}"])
+    assert _found(_audit("sales", docs)) == {("reach", "format_violation"): round(share * SIZE)}
+
+
+def test_a_short_code_drawn_at_random_collides_by_chance_in_a_small_collection() -> None:
+    """Promo codes PR100 to PR999 on a third of 400 trips: a few equal codes are chance, not copies."""
+    rng = random.Random(3)
+    docs: list[Doc] = []
+    for i in range(400):
+        doc: Doc = {"trip": f"TR{i:06d}", "km": round(rng.lognormvariate(2, 0.5), 1)}
+        if rng.random() < 0.3:
+            doc["f2"] = f"PR{rng.randint(100, 999)}"
+        docs.append(doc)
+    assert sum(1 for d in docs if "f2" in d) - len({d["f2"] for d in docs if "f2" in d}) > 0  # a chance pair
+    assert _found(_audit("t", docs)) == {}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_lone_low_value_of_a_normal_spread_is_no_unit_written_another_way(seed: int) -> None:
+    """Humidity around 60 with a spread of 15: on a log scale its low tail reaches far, and a lone 4
+    is that tail, not a tenth of the bulk."""
+    rng = random.Random(seed)
+    docs = [{"f1": round(min(99.9, max(2.0, rng.gauss(60, 15))), 1)} for _ in range(400)]
+    docs[7]["f1"] = round(rng.uniform(3.5, 6.5), 1)
+    assert _found(_audit("t", docs)) == {}
+
+
 def _deliveries(rng: random.Random, missing: float) -> list[Doc]:
     docs: list[Doc] = []
     for i in range(SIZE):
