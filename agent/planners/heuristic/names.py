@@ -1,8 +1,9 @@
 """What a field's name says about its values: identifiers, signed quantities, known ranges.
 
-Names only ever narrow what the statistics already suspect (a range check applies only when the
-sample's bulk already sits inside the range), so an unusual naming convention costs recall,
-never precision.
+A name may add a check or raise a severity; it is never the only reason a field goes unchecked
+(issue 20). A rule a name adds applies only where the sample agrees (a range only when the bulk
+already sits inside it), so an unusual naming convention costs neither precision nor, since the
+values decide what is checked, the checks the statistics ask for.
 """
 
 from __future__ import annotations
