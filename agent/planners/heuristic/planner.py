@@ -63,6 +63,7 @@ INTERVAL_MAX_SHARE = 0.5     # ends before starts in most documents: the names p
 EMPTY_ARRAY_MAX_SHARE = 0.1  # empty arrays more common than this are how the data says "none"
 EXAMPLES = 5
 
+_DECLARED_KEY = KeyPlan(cap=1.0)  # a duplicates probe no inference made: the field is a key whatever the share
 _FAMILY = {"int": "number", "long": "number", "double": "number", "decimal": "number"}
 _TYPE_ALIAS = {"number": "number", "string": "string", "date": "date", "bool": "bool", "objectId": "objectId",
                "object": "object", "array": "array", "binData": "binData"}
@@ -634,14 +635,16 @@ def _enum_check(path: str, result: StatsResult) -> _Check | None:
 
 
 def _duplicate_check(probe: _Probe, result: StatsResult, size: int) -> _Check | None:
-    if not result.totals or result.totals["values"] == 0 or not isinstance(result.value, list) or probe.key is None:
+    """A probe without a ``KeyPlan`` (a key declared elsewhere, not inferred) is a key at any share."""
+    if not result.totals or result.totals["values"] == 0 or not isinstance(result.value, list):
         return None
+    key = probe.key or _DECLARED_KEY
     documents, values = result.totals["documents"], result.totals["values"]
-    if not verdict(probe.key, documents=documents, values=values, size=size):
+    if not verdict(key, documents=documents, values=values, size=size):
         return None  # so common the field is no key, however unique the sample looked, or chance explains them
     shared = sorted((item["value"] for item in result.value), key=lambda v: str(v))
     listed = "" if len(shared) == values else f"; the {len(shared):,} most repeated are counted here"
     return _Check(probe.path, Category.DUPLICATE_VALUE, {probe.path: {"$in": [decode(v) for v in shared]}},
                   description=f"share their {probe.path} with another document ({values:,} "
                               f"values used more than once{listed})",
-                  hypothesis="a retry or a merge wrote the same record twice", identifier=probe.key.identifier)
+                  hypothesis="a retry or a merge wrote the same record twice", identifier=key.identifier)

@@ -15,8 +15,9 @@ from agent.clock import ManualClock
 from agent.loop import run_audit
 from agent.planners.heuristic import HeuristicPlanner
 from agent.planners.heuristic.names import hints_for
-from agent.planners.heuristic.planner import _duplicates, _Plan
+from agent.planners.heuristic.planner import _duplicate_check, _duplicates, _Plan, _Probe
 from agent.report import AuditReport
+from agent.tools.models import StatsResult
 from agent.tools.profiling import profile_documents
 from agent.tools.target import AuditTarget
 
@@ -170,3 +171,13 @@ def test_a_key_too_large_to_group_in_memory_is_left_out_with_a_note() -> None:
     assert plan.notes == ["duplicates of order_no were not counted: grouping 2,000,000 values would take about "
                           "217 MB, more than the 80 MB one $group inside $facet may use (it cannot spill to disk); "
                           "check them with an aggregation that may (allowDiskUse) or a unique index"]
+
+
+def test_a_duplicates_probe_without_a_key_plan_is_a_key_at_any_share() -> None:
+    """Another module may add a duplicates probe for a key it was told of (a contract): its repeated
+    values are duplicates however many documents share them."""
+    probe = _Probe("sku", "duplicates", {"field": "sku", "operation": "duplicates"})
+    result = StatsResult(collection="c", field="sku", operation="duplicates", value=[{"value": "A1", "count": 900}],
+                         totals={"values": 1, "documents": 900}, query_used="")
+    check = _duplicate_check(probe, result, 1000)
+    assert check is not None and check.query == {"sku": {"$in": ["A1"]}}
