@@ -162,9 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:<18} {defect.domain + '.' + defect.field:<24} {out[0]:>24} {out[1]:>26}")
     named_ctl = sum(len(c[0]) for c in controls.values())
     neutral_ctl = sum(len(c[1]) for c in controls.values())
-    print(f"{'name-free total':<43} {totals['named'][0]:>2}/{cells:<3}{totals['named'][1]:>3}/{cells:<3}"
-          f"{totals['named'][2]:>3} {totals['neutral'][0]:>7}/{cells:<3}{totals['neutral'][1]:>3}/{cells:<3}"
-          f"{totals['neutral'][2]:>3}")
+    cols = [f"{t[0]}/{cells} {t[1]:>4}/{cells} {t[2]:>3}" for t in (totals["named"], totals["neutral"])]
+    print(f"{'name-free total':<43} {cols[0]:>24} {cols[1]:>26}")
     print(f"control (clean {', '.join(domains)}): named {named_ctl} findings, neutral {neutral_ctl} findings")
     if any(d.kind in NEEDS_A_NAME for d, _, _ in rows):
         print("* needs a name's meaning (sign, range, past event, interval): shown for information, not in the total")
