@@ -42,7 +42,7 @@ from agent.findings import Severity
 from agent.health.models import HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
-from config.alerts import AlertRoute, AlertsConfig, Channel
+from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.settings import check_mongodb_uri
 
 __all__ = [
@@ -329,7 +329,8 @@ class AuditSettings(_Model):
 class Connection(_Model):
     uri_env: str | None = Field(None, description="environment variable holding the MongoDB URI")
     uri_file: Path | None = Field(None, description="file holding the MongoDB URI (e.g. a mounted secret)")
-    files: dict[str, Path] | None = Field(None, description="collection name -> Extended JSON lines file")
+    files: dict[str, Path] | None = Field(None, description="collection name -> file: mongoexport JSON or "
+                                                          "mongodump BSON (or its folder), gzipped or not")
 
     @model_validator(mode="after")
     def _one_source(self) -> Connection:
@@ -550,6 +551,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(Channel.model_fields)
     if parent[:2] == ["alerts", "routes"]:
         return list(AlertRoute.model_fields)
+    if parent[:2] == ["alerts", "incidents"]:
+        return list(IncidentsConfig.model_fields)
     if parent == ["alerts"]:
         return list(AlertsConfig.model_fields)
     if parent == ["defaults"]:

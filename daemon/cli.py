@@ -36,12 +36,14 @@ from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
 from daemon.exit_codes import ExitCode, audit_help
 from daemon.http import parse_listen
+from daemon.incidents.cli import register as register_incident_commands
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
+from daemon.progress import AuditLines, LoadProgress
 from daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
-from daemon.sources import load_jsonl, open_uri
+from daemon.sources import load_path, open_uri
 from daemon.spool import Spool
 from daemon.store import (
     CollectionRef,
@@ -53,6 +55,7 @@ from daemon.store import (
     open_store,
     store_configured,
 )
+from daemon.store.incidents import IncidentBook
 from daemon.store.outbox import AlertOutbox
 from daemon.triggers import next_fire_times
 
@@ -122,16 +125,18 @@ def _settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        problems = [f"{'ARGUS_' + '_'.join(map(str, e['loc'])).upper()}: {e['msg'][:1].lower()}{e['msg'][1:]}"
+        messages = [(e["loc"], e["msg"].removeprefix("Value error, "))
                     for e in exc.errors(include_input=False, include_url=False)]
+        problems = [f"{'ARGUS_' + '_'.join(map(str, loc)).upper()}: {msg[:1].lower()}{msg[1:]}"
+                    for loc, msg in messages]
         raise _fail(f"invalid environment variable {'; '.join(problems)}") from None
 
 
 @app.command(rich_help_panel=AUDIT, help=audit_help(
     "Audit one collection and print its report (with its diff against the last run when stored)."))
 def audit(
-    file: Annotated[Path | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit (as "
-                                                             "mongoexport writes)")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="file to audit: mongoexport JSON (lines or an array), "
+                                                             "mongodump BSON or its folder, gzipped or not")] = None,
     uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                             help="MongoDB / Cosmos DB connection string (read-only use)")] = None,
     database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,
@@ -203,8 +208,8 @@ def audit(
             report = run_audit(target, setup.planner, options=options, observer=progress, historical_context=context,
                                gates=setup.gates, llm=setup.account)
     else:
-        report = run_audit(target, setup.planner, options=options, observer=steps, historical_context=context,
-                           gates=setup.gates, llm=setup.account)
+        report = run_audit(target, setup.planner, options=options, observer=AuditLines(console, label, steps),
+                           historical_context=context, gates=setup.gates, llm=setup.account)
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -227,7 +232,8 @@ def _target(file: Path | None, uri: str | None, database: str | None, collection
         raise _fail("give exactly one of --file PATH or --uri URI")
     try:
         if file is not None:
-            return load_jsonl(file, collection=collection, max_time_ms=max_time_ms)
+            with LoadProgress(Console(stderr=True), file.name) as progress:
+                return load_path(file, collection=collection, max_time_ms=max_time_ms, progress=progress)
         assert uri is not None
         source = "ARGUS_MONGODB_URI" if os.environ.get("ARGUS_MONGODB_URI") == uri else "--uri"
         if not database or not collection:
@@ -377,6 +383,7 @@ def prune(older_than: Annotated[float | None, typer.Option(min=0, help="delete r
 
 
 register_alert_commands(app, _with_store, _fail, panel=ALERTS)
+register_incident_commands(app, _with_store, _fail, panel=ALERTS)
 
 schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files: `argus schedules check`.")
 app.add_typer(schedules_app, name="schedules", rich_help_panel=DAEMON)
@@ -481,6 +488,7 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
         if report is not None:
             report = _stored(history_store, report)
         if report is not None and loaded.alerts.channels:
+            _queue_incident_notices(history_store, runner.alerts)
             _deliver_alerts(history_store, loaded.alerts)
     finally:
         runner.sources.close()
@@ -502,6 +510,14 @@ def _stored(history_store: PostgresStore, report: AuditReport) -> AuditReport:
         return history_store.get_report(report.run_id)
     except StoreError:
         return report
+
+
+def _queue_incident_notices(history_store: PostgresStore, policy: AlertPolicy | None) -> None:
+    """Reminders due now and notices of status changes made since the last run (no daemon does it)."""
+    try:
+        IncidentBook(history_store).queue(SystemClock().now(), policy)
+    except StoreError as exc:
+        Console(stderr=True).print(f"incidents: reminders not queued: {exc}", markup=False, highlight=False)
 
 
 def _deliver_alerts(history_store: PostgresStore, config: AlertsConfig) -> None:
