@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from agent.clock import epoch_seconds
@@ -301,10 +302,10 @@ def _future_continues_the_bulk(stats: DateStats, now: datetime) -> bool:
     future = [epoch_seconds(v) for v in values if v > limit]
     if len(past) < 3 or not future:
         return False
-    past_gaps = sorted(b - a for a, b in zip(past, past[1:]))
+    past_gaps = sorted(b - a for a, b in pairwise(past))
     typical = past_gaps[len(past_gaps) // 2]
     ahead = [past[-1], *future]
-    widest = max(b - a for a, b in zip(ahead, ahead[1:]))
+    widest = max(b - a for a, b in pairwise(ahead))
     return widest <= CONTINUATION_GAP * max(typical, 1.0)
 
 
