@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent.clock import SystemClock
+from agent.contracts.model import Contract
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.history import RunDiff
@@ -31,6 +32,7 @@ from agent.report import AuditReport
 from agent.secrets import SECRETS
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
+from config.contracts import ContractError, load_contract
 from config.schedules import ScheduleError, load_schedules
 from config.settings import Settings
 from daemon.alerts.cli import register as register_alert_commands
@@ -42,7 +44,7 @@ from daemon.metrics import Metrics
 from daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
-from daemon.sources import load_jsonl, open_uri
+from daemon.sources import load_files, open_uri
 from daemon.spool import Spool
 from daemon.store import (
     CollectionRef,
@@ -129,8 +131,10 @@ def _settings() -> Settings:
 
 @app.command(rich_help_panel=AUDIT)
 def audit(
-    file: Annotated[Path | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit (as "
-                                                             "mongoexport writes)")] = None,
+    file: Annotated[list[Path] | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit (as "
+                                                                   "mongoexport writes); repeat it to load more "
+                                                                   "collections beside the first (a contract's "
+                                                                   "references)")] = None,
     uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                             help="MongoDB / Cosmos DB connection string (read-only use)")] = None,
     database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,
@@ -163,6 +167,9 @@ def audit(
                                                  show_default="ARGUS_LLM_BASE_URL or the provider's")] = None,
     evaluators: Annotated[Evaluators | None, typer.Option(help="fast (rules only), balanced or thorough",
                                                           show_default="ARGUS_LLM_EVALUATORS or fast")] = None,
+    contract_file: Annotated[Path | None, typer.Option("--contract", help="a data contract (YAML: Argus's rules or "
+                                                                          "ODCS) to check besides what Argus infers; "
+                                                                          "see docs/contracts.md")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report (with its diff against the last run when stored).
@@ -183,6 +190,7 @@ def audit(
     except ValueError as exc:
         raise _fail(f"invalid option: {exc}") from None
     target = _target(file, uri, database, collection, options.max_time_ms)
+    contract = _contract(contract_file, target.name)
     console = Console(stderr=True)
     # Predictable: a plain `argus audit` stores only when a history database is configured, never
     # because the daemon happened to create the embedded one.
@@ -206,10 +214,10 @@ def audit(
     if output == OutputFormat.table and console.is_terminal:
         with ProgressDisplay(console, label, steps) as progress:
             report = run_audit(target, setup.planner, options=options, observer=progress, historical_context=context,
-                               gates=setup.gates, llm=setup.account)
+                               gates=setup.gates, llm=setup.account, contract=contract)
     else:
         report = run_audit(target, setup.planner, options=options, observer=steps, historical_context=context,
-                           gates=setup.gates, llm=setup.account)
+                           gates=setup.gates, llm=setup.account, contract=contract)
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -226,13 +234,22 @@ def audit(
     raise typer.Exit(_exit_code(report, options.fail_on))
 
 
-def _target(file: Path | None, uri: str | None, database: str | None, collection: str | None,
+def _contract(path: Path | None, collection: str) -> Contract | None:
+    if path is None:
+        return None
+    try:
+        return load_contract(path, collection=collection)
+    except ContractError as exc:
+        raise _fail("the contract is invalid:\n" + "\n".join(exc.problems)) from None
+
+
+def _target(files: list[Path] | None, uri: str | None, database: str | None, collection: str | None,
             max_time_ms: int) -> AuditTarget:
-    if (file is None) == (uri is None):
+    if (not files) == (uri is None):
         raise _fail("give exactly one of --file PATH or --uri URI")
     try:
-        if file is not None:
-            return load_jsonl(file, collection=collection, max_time_ms=max_time_ms)
+        if files:
+            return load_files(files, collection=collection, max_time_ms=max_time_ms)
         assert uri is not None
         source = "ARGUS_MONGODB_URI" if os.environ.get("ARGUS_MONGODB_URI") == uri else "--uri"
         if not database or not collection:

@@ -26,7 +26,7 @@ from agent.tools.target import AuditTarget
 from config.schedules import Connection
 from config.settings import check_mongodb_uri
 
-__all__ = ["SourceCache", "load_jsonl", "open_uri"]
+__all__ = ["SourceCache", "load_files", "load_jsonl", "open_uri"]
 
 _BATCH = 1000
 # Canonical-or-relaxed input as mongoexport writes it; dates outside years 1-9999 stay DatetimeMS.
@@ -43,6 +43,18 @@ def load_jsonl(path: str | Path, *, collection: str | None = None, database: str
     """
     coll = _load_collection(Path(path), collection, database, client)
     return AuditTarget(coll, connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
+
+
+def load_files(paths: list[Path], *, collection: str | None = None, database: str = "files",
+               connection_name: str = "file", max_time_ms: int = 10_000) -> AuditTarget:
+    """The first file audited, every other loaded beside it in the same in-memory database (under
+    its file's name), where a contract's ``references`` look values up. ``collection`` names the first."""
+    client: Any = mongomock.MongoClient()
+    target = load_jsonl(paths[0], collection=collection, database=database, connection_name=connection_name,
+                        max_time_ms=max_time_ms, client=client)
+    for other in paths[1:]:
+        _load_collection(Path(other), None, database, client)
+    return target
 
 
 def _load_collection(file: Path, collection: str | None, database: str, client: Any | None) -> Any:

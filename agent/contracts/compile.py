@@ -114,6 +114,9 @@ def compile_contract(contract: Contract, schema: SchemaSampleResult, now: dateti
     sampled = [f.path for f in schema.fields]
     scalar_arrays = {f.path for f in schema.fields if f.path in arrays and f.arrays is not None}
     warned: set[str] = set()
+    if contract.collection is not None and contract.collection != schema.collection:
+        declared.warnings.append(f"{contract.source} is the contract of {contract.collection!r}; it is applied to "
+                                 f"{schema.collection!r}")
     for rule in contract.rules:
         if not rule.is_check:
             continue

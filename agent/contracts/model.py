@@ -13,6 +13,7 @@ reason), so a user reads "14 rules, 13 passed, 1 failed", as ``soda scan`` print
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -167,7 +168,9 @@ class Rule:
             text = f"newest {value[0]} at most {format_duration(value[1])} old"
         else:
             text = f"{self.kind} {value}"
-        return text if len(text) <= 120 else text[:119] + "…"
+        if self.where:
+            text += f" where {json.dumps(self.where, separators=(',', ':'))}"
+        return text if len(text) <= 160 else text[:159] + "…"
 
 
 @dataclass(frozen=True)
