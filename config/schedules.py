@@ -16,7 +16,7 @@ Connection URIs never appear in the file itself: they come from an environment v
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -34,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from agent.contracts.model import Contract
 from agent.durations import format_duration, parse_duration
 from agent.errors import ArgusError
 from agent.findings import Severity
@@ -41,8 +42,9 @@ from agent.health.models import HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
 from config.alerts import AlertRoute, AlertsConfig, Channel
+from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.settings import check_mongodb_uri
-from config.yaml_source import YamlError, line_for, nearest, problem_order, read_yaml, where
+from config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
 
 __all__ = [
     "AuditSettings",
@@ -251,6 +253,8 @@ class AuditSettings(_Model):
     labels: dict[str, str] = Field(default_factory=dict)
     health: HealthSettings | None = Field(None, description="collection health baselines (volume, freshness, "
                                                             "drift); only the keys given override the defaults")
+    contract: dict[str, Any] | str | None = Field(None, description="a data contract: a file (relative to the "
+                                                                   "schedules file) or the rules inline")
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -313,6 +317,7 @@ class Schedule(_Model):
     run_at_start: bool | None = None
     labels: dict[str, str] | None = None
     health: HealthSettings | None = None
+    contract: dict[str, Any] | str | None = None
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -376,6 +381,7 @@ class ResolvedSchedule:
     collection: str
     trigger: Trigger
     settings: AuditSettings
+    contract: Contract | None = None
 
     @property
     def enabled(self) -> bool:
@@ -390,6 +396,7 @@ class ScheduleSet:
     digest: str
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
     connection_lines: dict[str, int] = field(default_factory=dict)  # name -> line of its definition
+    watched: tuple[Path, ...] = ()  # contract files the schedules read: an edit to one is a reload
 
     def connection_where(self, name: str) -> str:
         """``schedules.yaml:12 connections.prod``: where a connection is defined, for messages."""
@@ -501,13 +508,56 @@ def load_schedules(path: str | Path) -> ScheduleSet:
         raise ScheduleError(sorted(set(problems), key=problem_order)) from None
     base = file.resolve().parent
     connections = {name: _absolute(c, base) for name, c in parsed.connections.items()}
-    schedules = {s.name: _resolve(parsed, s) for s in parsed.schedules}
+    contracts = _Contracts(file, base, lines)
+    schedules = {s.name: replace(_resolve(parsed, s), contract=contracts.of(parsed, i, s))
+                 for i, s in enumerate(parsed.schedules)}
+    if contracts.problems:
+        raise ScheduleError(sorted(set(contracts.problems), key=problem_order))
     alerts = parsed.alerts.model_copy(update={"channels": {
         name: _absolute_secrets(c, base) for name, c in parsed.alerts.channels.items()}})
-    return ScheduleSet(path=file, connections=connections, schedules=schedules,
-                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts,
-                       connection_lines={name: lines[("connections", name)] for name in connections
-                                         if ("connections", name) in lines})
+    digest = hashlib.sha256(text.encode())
+    for path in sorted(contracts.files):  # a contract file's edit is an edit of the schedules
+        digest.update(contract_digest(path).encode())
+    return ScheduleSet(path=file, connections=connections, schedules=schedules, digest=digest.hexdigest(),
+                       alerts=alerts, connection_lines={name: lines[("connections", name)] for name in connections
+                                                        if ("connections", name) in lines},
+                       watched=tuple(sorted(contracts.files)))
+
+
+class _Contracts:
+    """Each schedule's contract (its own, else the defaults'), read once per file and collection."""
+
+    def __init__(self, file: Path, base: Path, lines: Lines) -> None:
+        self.file, self.base, self.lines = file, base, lines
+        self.files: set[Path] = set()
+        self.problems: list[str] = []
+        self._read: dict[tuple[str, str], Contract | None] = {}
+
+    def of(self, parsed: _File, index: int, schedule: Schedule) -> Contract | None:
+        raw, loc = (schedule.contract, ("schedules", index, "contract")) if schedule.contract is not None \
+            else (parsed.defaults.contract, ("defaults", "contract"))
+        if raw is None:
+            return None
+        key = (str(raw) if isinstance(raw, str) else f"{loc}", schedule.collection)
+        if key not in self._read:
+            self._read[key] = self._load(raw, loc, schedule.collection)
+        return self._read[key]
+
+    def _load(self, raw: dict[str, Any] | str, loc: tuple[Any, ...], collection: str) -> Contract | None:
+        try:
+            if isinstance(raw, dict):  # its rules are named by their lines in the schedules file
+                return parse_contract(raw, file=self.file, lines=self.lines, base=loc, collection=collection,
+                                      source=self.file.name)
+            path = Path(raw) if Path(raw).is_absolute() else self.base / raw
+            self.files.add(path)
+            if not path.is_file():
+                self.problems.append(f"{self.file}:{line_for(loc, self.lines)} {where(loc)}: no contract file "
+                                     f"{raw!r} (relative to {self.file.name})")
+                return None
+            return load_contract(path, shown_as=raw, collection=collection)
+        except ContractError as exc:
+            self.problems.extend(exc.problems)
+            return None
 
 
 def _absolute(conn: Connection, base: Path) -> Connection:
