@@ -119,7 +119,7 @@ def test_each_broken_rule_is_a_finding_with_its_exact_count(report: AuditReport,
                                                             category: str, count: int) -> None:
     finding = _finding(report, field, category)
     assert finding.affected_count == count
-    assert finding.rule is not None and f"contract.yaml:" in finding.rule and finding.rule.endswith(f"{field} {rule}")
+    assert finding.rule is not None and "contract.yaml:" in finding.rule and finding.rule.endswith(f"{field} {rule}")
     result = _result(report, field, rule)
     assert (result.result, result.count, result.finding_id) == ("failed", count, finding.id)
 
