@@ -38,6 +38,7 @@ from config.settings import Settings
 from daemon.alerts.cli import register as register_alert_commands
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
+from daemon.contracts_cli import register as register_contract_commands
 from daemon.http import parse_listen
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
@@ -399,6 +400,7 @@ def prune(older_than: Annotated[float | None, typer.Option(min=0, help="delete r
 
 
 register_alert_commands(app, _with_store, _fail, panel=ALERTS)
+register_contract_commands(app, _target, _fail, lambda: _settings().schedules, panel=AUDIT)
 
 schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files: `argus schedules check`.")
 app.add_typer(schedules_app, name="schedules", rich_help_panel=DAEMON)
