@@ -40,7 +40,6 @@ from agent.loop import run_audit
 from agent.options import AuditOptions
 from agent.planners.factory import make_planner
 from agent.report import AuditReport
-from agent.tools.target import AuditTarget
 from config.contracts import load_contract
 from daemon.logs import configure_logging
 from daemon.sources import load_jsonl
