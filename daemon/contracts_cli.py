@@ -108,7 +108,8 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
             sys.stdout.write(text)
         Console(stderr=True).print(f"drafted {len(draft.rules)} rules for {where} in {draft.passes} passes"
                                    + (f"; {broken} are broken by today's data (marked BROKEN TODAY)" if broken else "")
-                                   + (f"; written to {out}" if out else ""), highlight=False, markup=False)
+                                   + (f"; written to {out}" if out else ""), highlight=False, markup=False,
+                                   soft_wrap=True)
 
     @contract_app.command("validator")
     def validator(
@@ -148,12 +149,12 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
         err = Console(stderr=True)
         err.print(f"{failing:,} of {sample.collection_size:,} documents in {where} would fail this validator "
                   f"({len(exported.exported)} rules of {contract.source}; counted read-only)", highlight=False,
-                  markup=False)
+                  markup=False, soft_wrap=True)
         for left in exported.left_out:
-            err.print(f"not in the validator: {left}", highlight=False, markup=False)
+            err.print(f"not in the validator: {left}", highlight=False, markup=False, soft_wrap=True)
         err.print("Argus never runs collMod: review the command, then run it in mongosh with "
                   "db.runCommand(...). Cosmos DB for MongoDB (RU) has no $jsonSchema.", highlight=False,
-                  markup=False)
+                  markup=False, soft_wrap=True)
 
 
 def _would_fail(target: AuditTarget, contract: Contract, rules: list[Any], sample: Any) -> int:
