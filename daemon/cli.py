@@ -400,7 +400,7 @@ def prune(older_than: Annotated[float | None, typer.Option(min=0, help="delete r
 
 
 register_alert_commands(app, _with_store, _fail, panel=ALERTS)
-register_contract_commands(app, _target, _fail, lambda: _settings().schedules, panel=AUDIT)
+register_contract_commands(app, _target, _fail, _settings, panel=AUDIT)
 
 schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files: `argus schedules check`.")
 app.add_typer(schedules_app, name="schedules", rich_help_panel=DAEMON)

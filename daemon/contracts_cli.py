@@ -4,6 +4,7 @@ exporting one as a MongoDB ``$jsonSchema`` validator with the count of documents
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -28,6 +29,7 @@ from agent.tools.schema_sample import schema_sample
 from agent.tools.target import AuditTarget
 from config.contracts import ContractError, load_contract
 from config.schedules import ScheduleError, load_schedules
+from config.settings import Settings
 from daemon.sources import SourceCache
 
 __all__ = ["register"]
@@ -47,21 +49,30 @@ class Privacy(StrEnum):
 
 
 def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str], typer.Exit],
-             schedules_file: Callable[[], Path], *, panel: str | None = None) -> None:
+             settings: Callable[[], Settings], *, panel: str | None = None) -> None:
     contract_app = typer.Typer(no_args_is_help=True, help="Draft a data contract from the data, or export one as "
                                                           "a MongoDB validator (see docs/contracts.md).")
     app.add_typer(contract_app, name="contract", rich_help_panel=panel)
 
     def source(schedule: str | None, file: list[Path] | None, uri: str | None, database: str | None,
                collection: str | None, schedules: Path | None) -> tuple[AuditTarget, Contract | None, str]:
-        """The collection (and a schedule's contract): from a schedule's name, --file or --uri."""
+        """The collection (and a schedule's contract): from a schedule's name, --file or --uri; its reads
+        bounded by the audit time budget (ARGUS_TIME_BUDGET_S) as a whole, and each by its server limit."""
+        target, contract, where = _source(schedule, file, uri, database, collection, schedules)
+        budget = settings().time_budget_s
+        deadline = time.monotonic() + budget
+        target.cap_time_with(lambda: int((deadline - time.monotonic()) * 1000))
+        return target, contract, where
+
+    def _source(schedule: str | None, file: list[Path] | None, uri: str | None, database: str | None,
+                collection: str | None, schedules: Path | None) -> tuple[AuditTarget, Contract | None, str]:
         if schedule is None:
-            target = make_target(file, uri, database, collection, 10_000)
+            target = make_target(file, uri, database, collection, settings().max_time_ms)
             return target, None, f"{target.database}.{target.name}"
         if file or uri:
             raise fail("give a schedule's name, or --file / --uri, not both")
         try:
-            loaded = load_schedules(schedules or schedules_file())
+            loaded = load_schedules(schedules or settings().schedules)
         except ScheduleError as exc:
             raise fail("the schedules file is invalid:\n" + "\n".join(exc.problems)) from None
         found = loaded.schedules.get(schedule)

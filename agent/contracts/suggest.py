@@ -37,7 +37,7 @@ __all__ = ["Draft", "draft_contract"]
 REQUIRED_SHARE = 0.9         # present and not null in at least this share of sampled documents: required
 TYPE_SHARE = 0.9             # the dominant type family holds at least this share of sampled values
 UNIQUE_SAMPLE = 0.95         # distinct / values in the sample, for a field to be tried as a key
-UNIQUE_MAX_SHARED = 0.05     # ... and kept when at most this share of documents share a value
+UNIQUE_MAX_SHARED = 0.05     # ... and, named as a key, kept while at most this share of documents share a value
 ENUM_DISTINCT = 20           # a value set is drafted for at most this many distinct sampled strings ...
 ENUM_VALUES = 50             # ... and at most this many in the whole collection
 NONNEGATIVE_SHARE = 0.99     # the bulk is not negative: min 0
@@ -187,10 +187,13 @@ def _field_rules(f: FieldStats, sample: SchemaSampleResult, stats: dict[str, Any
     elif filled < REQUIRED_SHARE * base:
         add("required", False, f"missing or null in {base - filled:,} of {base:,} sampled documents: optional")
     duplicates = stats.get(stat_key({"field": f.path, "operation": "duplicates"}))
-    if duplicates is not None and duplicates.error is None and duplicates.totals is not None:
+    hints = hints_for(f.path, [g.path for g in sample.fields])
+    if duplicates is not None and duplicates.error is None and duplicates.totals is not None and not hints.shared:
         shared = duplicates.totals["documents"]
-        if shared <= UNIQUE_MAX_SHARED * max(sample.collection_size, 1):
-            add("unique", True, f"{f.distinct_ratio:.1%} distinct in the sample; checked over the whole collection")
+        # Unique in the whole collection; or named as a key with a few values shared (a defect to show).
+        if shared == 0 or (hints.key and shared <= UNIQUE_MAX_SHARED * max(sample.collection_size, 1)):
+            add("unique", True, f"{f.distinct_ratio:.1%} distinct in the sample"
+                + ("; no value repeats in the whole collection" if shared == 0 else "; its name says it is a key"))
     counts = stats.get(stat_key({"field": f.path, "operation": "value_counts", "limit": ENUM_VALUES}))
     if counts is not None and counts.error is None and not counts.capped and isinstance(counts.value, list):
         pairs = [(item["value"], item["count"]) for item in counts.value if isinstance(item["value"], str)]
@@ -200,7 +203,6 @@ def _field_rules(f: FieldStats, sample: SchemaSampleResult, stats: dict[str, Any
             left = sum(n for v, n in pairs if v in typos)
             add("in", kept, f"the {len(kept)} values the whole collection holds"
                 + (f"; {len(typos)} rare variants ({left:,} documents) left out" if typos else ""))
-    hints = hints_for(f.path, [g.path for g in sample.fields])
     if f.numeric is not None and family is not None and family[0] == "number" and f.numeric.count >= 20:
         if hints.bounds is not None:
             low, high = hints.bounds

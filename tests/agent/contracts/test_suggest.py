@@ -17,7 +17,7 @@ NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
 def _tickets(planted: bool) -> list[dict[str, Any]]:
     rng = random.Random(3)
-    docs = [{"ticket": f"T-{100000 + i}", "queue": rng.choice(["billing", "tech", "sales"]),
+    docs = [{"ticket_id": f"T-{100000 + i}", "queue": rng.choice(["billing", "tech", "sales"]),
              "minutes": rng.randint(1, 300), "email": f"user{i}@mail.org",
              "opened_at": NOW - timedelta(days=rng.uniform(1, 300))} for i in range(1500)]
     if planted:
@@ -26,7 +26,7 @@ def _tickets(planted: bool) -> list[dict[str, Any]]:
         for d in docs[100:112]:
             d["minutes"] = -d["minutes"]                  # negative durations
         for k in range(10):
-            docs[200 + 2 * k + 1]["ticket"] = docs[200 + 2 * k]["ticket"]  # 10 ids used twice
+            docs[200 + 2 * k + 1]["ticket_id"] = docs[200 + 2 * k]["ticket_id"]  # 10 ids used twice
     return docs
 
 
@@ -53,7 +53,7 @@ def test_a_drafted_contract_finds_the_planted_defects_and_passes_on_clean_data(t
                                 "json", "--no-store"])
     report = json_util.loads(audit.stdout)
     declared = {(f["field"], f["category"]): f["affected_count"] for f in report["findings"] if f["rule"]}
-    assert declared == {("ticket", "duplicate_value"): 20, ("queue", "enum_violation"): 15,
+    assert declared == {("ticket_id", "duplicate_value"): 20, ("queue", "enum_violation"): 15,
                         ("minutes", "outlier_value"): 12}
 
     audit = runner.invoke(app, ["audit", "--file", str(clean), "--contract", str(tmp_path / "c.yaml"), "--format",
