@@ -160,6 +160,19 @@ class DeclaredFirst:
         elif self._phase == _WRITES:
             self._queue = self._writes(declared, state)
             self._phase = _DONE
+            self._tell(declared, state)
+
+    def _tell(self, declared: Declared, state: AgentState) -> None:
+        """A model planning after the stage reads what the contract decided (its ``notes``)."""
+        if not hasattr(self.inner, "notes"):
+            return
+        lines = [f"# Contract\nThe contract {declared.contract.source} declares these rules, already checked over "
+                 f"the whole collection. Each decides its field and category: a finding of your own there is "
+                 f"refused. Spend your turns on everything else."]
+        for v in verdicts(declared, state.recorded()):
+            count = f" ({v.count:,} documents)" if v.result == "failed" and v.count else ""
+            lines.append(f"- {v.rule.field}: {v.rule.expectation()}: {v.result}{count}")
+        self.inner.notes = [*self.inner.notes, "\n".join(lines)]
 
     @staticmethod
     def _batch(queries: list[dict[str, Any]], stats: list[dict[str, Any]], why: str) -> list[AgentAction]:
