@@ -431,6 +431,13 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]"
         table.add_row(name, "yes" if s.enabled else "no", f"{s.connection}/{s.database}.{s.collection}",
                       s.trigger.describe(), times if s.enabled else f"(disabled) {times}")
     console.print(table)
+    for name, s in sorted(loaded.schedules.items()):
+        if s.contract is not None:
+            console.print(f"{name}: contract {s.contract.source}: {len(s.contract.checks)} rules", markup=False,
+                          highlight=False, soft_wrap=True)
+            for note in s.contract.notes:
+                console.print(f"warning: {name}: {s.contract.source} {note}", markup=False, highlight=False,
+                              soft_wrap=True)
     for name, conn in sorted(loaded.connections.items()):
         if conn.files is None:
             try:

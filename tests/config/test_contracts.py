@@ -155,3 +155,25 @@ def test_a_missing_contract_file_is_named_where_the_schedule_names_it(tmp_path: 
         load_schedules(path)
     assert caught.value.problems == [f"{path}:5 schedules[0].contract: no contract file 'contracts/nope.yaml' "
                                      f"(relative to schedules.yaml)"]
+
+
+def test_schedules_check_names_each_schedules_contract_and_refuses_a_broken_one(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from daemon.cli import app
+
+    contract = _file(tmp_path, "fields:\n  order_id: {unique: true, required: true}\n", "orders.contract.yaml")
+    path = _file(tmp_path, """\
+        connections:
+          files: {files: {orders: orders.jsonl}}
+        defaults: {trigger: {every: 1h}}
+        schedules:
+          - {name: orders, connection: files, database: shop, collection: orders, contract: orders.contract.yaml}
+        """, "schedules.yaml")
+    done = CliRunner().invoke(app, ["schedules", "check", str(path)])
+    assert done.exit_code == 0, done.output
+    assert "orders: contract orders.contract.yaml: 2 rules" in done.stdout
+    contract.write_text("fields:\n  order_id: {unique: ture}\n")
+    done = CliRunner().invoke(app, ["schedules", "check", str(path)])
+    assert done.exit_code == 1
+    assert f"{contract}:2 fields.order_id.unique: unique is true or false" in done.stderr
