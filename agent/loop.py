@@ -357,9 +357,11 @@ def _contract_report(state: AgentState, findings: list[Any]) -> ContractReport |
     if state.contract is None:
         return None
     if state.declared is not None:
-        return contract_report(state.declared, state.recorded(), findings)
+        return contract_report(state.declared, state.recorded(), findings,
+                               values=state.options.privacy != "strict")
     return ContractReport(source=state.contract.source, warnings=list(state.contract.notes), rules=[
-        RuleResult(id=r.id, source=r.source, line=r.line, field=r.field, rule=r.kind, expect=r.expectation(),
+        RuleResult(id=r.id, source=r.source, line=r.line, field=r.field, rule=r.kind,
+                   expect=r.expectation(values=state.options.privacy != "strict"),
                    category=r.category, severity=r.severity, result="unchecked",
                    detail="the audit ended before the sample") for r in state.contract.checks])
 

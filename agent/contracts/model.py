@@ -144,13 +144,16 @@ class Rule:
     def collection_rule(self) -> bool:
         return self.kind in ("documents", "freshness")
 
-    def expectation(self) -> str:
-        """What the rule expects, in the contract's own words (cut when long)."""
+    def expectation(self, *, values: bool = True) -> str:
+        """What the rule expects, in the contract's own words (cut when long). ``values=False`` (strict
+        privacy) leaves out the literals a value list or a ``where`` compares documents with."""
         value = self.value
         if self.kind in ("required", "unique"):
             text = self.kind if value else f"not {self.kind}"
         elif self.kind == "type":
             text = f"type {' or '.join(value)}"
+        elif self.kind == "in" and not values:
+            text = f"in a list of {len(value)} values"
         elif self.kind == "in":
             shown = ", ".join(str(v) for v in value[:8]) + (f", … ({len(value)} values)" if len(value) > 8 else "")
             text = f"in [{shown}]"
@@ -169,7 +172,7 @@ class Rule:
         else:
             text = f"{self.kind} {value}"
         if self.where:
-            text += f" where {json.dumps(self.where, separators=(',', ':'))}"
+            text += f" where {json.dumps(self.where, separators=(',', ':'))}" if values else " (scoped by where)"
         return text if len(text) <= 160 else text[:159] + "…"
 
 

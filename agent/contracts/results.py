@@ -168,8 +168,10 @@ def group_evidence(group: list[Verdict]) -> dict[str, Any]:
     return values[0] if len(values) == 1 else {"$or": values}
 
 
-def contract_report(declared: Declared, recorded: Recorded, findings: Iterable[Finding]) -> ContractReport:
-    """Each rule with its result, linked to the finding that reports it when it failed."""
+def contract_report(declared: Declared, recorded: Recorded, findings: Iterable[Finding], *,
+                    values: bool = True) -> ContractReport:
+    """Each rule with its result, linked to the finding that reports it when it failed. ``values=False``
+    (strict privacy): expectations without their literal values."""
     by_rule: dict[str, Finding] = {}
     for f in findings:
         for rule_id in (f.rule or "").split("; "):
@@ -183,10 +185,10 @@ def contract_report(declared: Declared, recorded: Recorded, findings: Iterable[F
         if v.result == "failed" and count is None and finding is not None:
             count = finding.affected_count
         results.append(RuleResult(id=rule.id, source=rule.source, line=rule.line, field=rule.field, rule=rule.kind,
-                                  expect=rule.expectation(), category=rule.category, severity=rule.severity,
-                                  result=v.result, count=count, detail=v.detail,
+                                  expect=rule.expectation(values=values), category=rule.category,
+                                  severity=rule.severity, result=v.result, count=count, detail=v.detail,
                                   finding_id=finding.id if finding is not None else None))
-    declarations = [f"{r.field}: {r.expectation()} ({r.source}:{r.line})" for r in declared.contract.rules
+    declarations = [f"{r.field}: {r.expectation(values=values)} ({r.source}:{r.line})" for r in declared.contract.rules
                     if not r.is_check]
     return ContractReport(source=declared.contract.source, rules=results, declared=declarations,
                           warnings=[*declared.warnings, *declared.contract.notes])

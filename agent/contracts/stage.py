@@ -171,7 +171,8 @@ class DeclaredFirst:
                  f"refused. Spend your turns on everything else."]
         for v in verdicts(declared, state.recorded()):
             count = f" ({v.count:,} documents)" if v.result == "failed" and v.count else ""
-            lines.append(f"- {v.rule.field}: {v.rule.expectation()}: {v.result}{count}")
+            lines.append(f"- {v.rule.field}: {v.rule.expectation(values=state.options.privacy != 'strict')}: "
+                         f"{v.result}{count}")
         self.inner.notes = [*self.inner.notes, "\n".join(lines)]
 
     @staticmethod
@@ -234,7 +235,8 @@ class DeclaredFirst:
                                    reasoning=f"{len(rules)} declared rule(s) broken", action_input={
                 "field": path, "category": category, "severity": _severity(rules, Category(category), share,
                                                                            state).value,
-                "description": _describe(group, count, size), "hypothesis": "a writer breaks the contract",
+                "description": _describe(group, count, size, values=state.options.privacy != "strict"),
+                "hypothesis": "a writer breaks the contract",
                 "evidence_query": evidence, "affected_count": count, "affected_pct": round(share, 6),
                 "sample_values": examples[:EXAMPLES], "rule": "; ".join(r.id for r in rules)}))
         return out
@@ -249,9 +251,9 @@ def _severity(rules: list[Rule], category: Category, share: float, state: AgentS
     return severity_for(category, share, critical_min_share=state.options.critical_min_share)
 
 
-def _describe(group: list[Verdict], count: int, size: int) -> str:
+def _describe(group: list[Verdict], count: int, size: int, *, values: bool) -> str:
     rules = [v.rule for v in group]
-    said = " or ".join(r.expectation() for r in rules)
+    said = " or ".join(r.expectation(values=values) for r in rules)
     where = "; ".join(f"{r.source}:{r.line}" for r in rules)
     details = "; ".join(v.detail for v in group if v.detail)
     if rules[0].collection_rule:

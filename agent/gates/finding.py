@@ -38,7 +38,8 @@ def _declared(f: Finding, state: AgentState) -> RuleResult | None:
         return None
     rules = state.contract.declares(f.field, f.category)
     if rules:
-        said = ", ".join(f"{r.expectation()} (line {r.line})" for r in rules)
+        values = state.options.privacy != "strict"
+        said = ", ".join(f"{r.expectation(values=values)} (line {r.line})" for r in rules)
         return fail("declared", f"{state.contract.source} declares {said} for {f.field}: the declared rule decides "
                                 f"{f.category.value} there, so Argus does not infer it")
     return None

@@ -163,3 +163,23 @@ def test_a_collection_count_outside_the_declared_range_is_a_volume_finding(tmp_p
     finding = _finding(report, "(collection)", "volume_anomaly")
     assert finding.affected_count == 2000 and finding.rule == "contract.yaml:1 (collection) documents"
     assert _result(report, "(collection)", "documents").detail == "2,000 documents, fewer than the minimum of 5,000"
+
+
+def test_strict_privacy_writes_no_declared_value_into_the_report(tmp_path: Path) -> None:
+    client: Any = mongomock.MongoClient()
+    db = client["shop"]
+    db["customers"].insert_many([{"customer_id": f"C{i:04d}"} for i in range(400)])
+    db["sales"].insert_many(_orders())
+    path = tmp_path / "contract.yaml"
+    path.write_text(CONTRACT)
+    setup = make_planner("heuristic")
+    from agent.options import AuditOptions
+
+    report = run_audit(AuditTarget(db["sales"], in_memory=True), setup.planner, gates=setup.gates,
+                       clock=ManualClock(NOW), contract=load_contract(path, shown_as="contract.yaml"),
+                       options=AuditOptions(privacy="strict"))
+    written = report.model_dump_json()
+    for value in ("pending", "cancelled", "Paid ", "Z0001", "shipped"):
+        assert f'"{value}' not in written and f"{value}," not in written and f"{value}]" not in written, value
+    assert _result(report, "status", "in").expect == "in a list of 4 values"
+    assert _finding(report, "status", "enum_violation").affected_count == BAD_STATUS
