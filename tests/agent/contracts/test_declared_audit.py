@@ -180,6 +180,6 @@ def test_strict_privacy_writes_no_declared_value_into_the_report(tmp_path: Path)
                        options=AuditOptions(privacy="strict"))
     written = report.model_dump_json()
     for value in ("pending", "cancelled", "Paid ", "Z0001", "shipped"):
-        assert f'"{value}' not in written and f"{value}," not in written and f"{value}]" not in written, value
+        assert f'"{value}"' not in written and f"{value}, " not in written and f"{value}]" not in written, value
     assert _result(report, "status", "in").expect == "in a list of 4 values"
     assert _finding(report, "status", "enum_violation").affected_count == BAD_STATUS
