@@ -104,8 +104,10 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
         privacy: Annotated[Privacy, typer.Option(help="strict drafts no value set (they are document values)")] =
             Privacy.shapes,
     ) -> None:
-        """Draft a contract from the collection: types, required fields, keys, value sets, ranges, formats,
-        each rule commented with its evidence and with what today's data breaks."""
+        """Draft a contract from the collection's data, each rule commented with its evidence.
+
+        Types, required fields, keys, value sets, ranges and formats; a rule today's data breaks is marked
+        BROKEN TODAY with its count."""
         target, _, where = source(schedule, file, uri, database, collection, schedules)
         now = SystemClock().now()
         try:
@@ -140,8 +142,10 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
         action: Annotated[Action, typer.Option(help="validationAction: warn logs, error rejects the write")] =
             Action.warn,
     ) -> None:
-        """Print the contract as a collMod command with a $jsonSchema validator, and count (read-only) how
-        many existing documents would fail it. Argus never runs collMod: review it, then run it yourself."""
+        """Print the contract as a collMod $jsonSchema validator and count the documents that would fail it.
+
+        The count is read-only, with the audit's own filters. Argus never runs collMod: review the command,
+        then run it yourself."""
         target, declared_contract, where = source(schedule, file, uri, database, collection, schedules)
         contract = declared_contract
         if contract_file is not None:
