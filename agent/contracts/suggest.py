@@ -128,8 +128,10 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
         if queries else None
     counts = {filter_key(c.filter): c.matched_count for c in (counted.counts if counted else [])}
     recorded = Recorded(counts=counts, statistics=by_key, lookups={}, collection_size=sample.collection_size)
-    for d, v in zip(rules, verdicts(declared, recorded), strict=True):
-        d.broken = (v.count or 0) if v.result == "failed" else 0
+    broken = {(v.rule.field, v.rule.kind): (v.count or 0) for v in verdicts(declared, recorded)
+              if v.result == "failed"}
+    for d in rules:  # declarations (required: false) have no verdict: nothing to break
+        d.broken = broken.get((d.rule.field, d.rule.kind), 0)
     draft.rules = rules
     draft.passes = (1 if measured else 0) + (1 if counted else 0)
     return draft

@@ -62,3 +62,14 @@ def test_a_drafted_contract_finds_the_planted_defects_and_passes_on_clean_data(t
     assert audit.exit_code == 0, audit.stderr
     rules = report["contract"]["rules"]
     assert len(rules) >= 15 and {r["result"] for r in rules} == {"passed"}
+
+
+def test_an_optional_field_is_drafted_as_a_declaration_beside_counted_rules(tmp_path: Path) -> None:
+    docs = _tickets(planted=False)
+    for d in docs[::3]:
+        del d["email"]  # a third without email: optional
+    path = _write(tmp_path / "tickets.jsonl", docs)
+    drafted = CliRunner().invoke(app, ["contract", "suggest", "--file", str(path)])
+    assert drafted.exit_code == 0, drafted.output
+    assert "  email:\n    type: string" in drafted.stdout
+    assert "    required: false  # missing or null in" in drafted.stdout
