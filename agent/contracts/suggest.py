@@ -41,7 +41,7 @@ UNIQUE_MAX_SHARED = 0.05     # ... and, named as a key, kept while at most this 
 ENUM_DISTINCT = 20           # a value set is drafted for at most this many distinct sampled strings ...
 ENUM_VALUES = 50             # ... and at most this many in the whole collection
 NONNEGATIVE_SHARE = 0.99     # the bulk is not negative: min 0
-PAST_SHARE = 0.995           # sampled dates not after the clock: max now
+PAST_SHARE = 0.98            # sampled dates not after the clock: max now (the rest marked as broken today)
 _FAMILY = {"int": "number", "long": "number", "double": "number", "decimal": "number"}
 
 
@@ -215,8 +215,10 @@ def _field_rules(f: FieldStats, sample: SchemaSampleResult, stats: dict[str, Any
                                         f"{f.numeric.count:,} sampled values are zero or more")
     if f.dates is not None and family is not None and family[0] == "date" and f.dates.count >= 20 \
             and not hints.future_event:
-        future = sum(n for d, n in f.dates.high_tail if d > now)
-        if future <= (1 - PAST_SHARE) * f.dates.count:
+        ahead = [n for d, n in f.dates.high_tail if d > now]
+        future = sum(ahead)
+        # every value of the profile's tail in the future: how many more there are is unknown, so no rule
+        if len(ahead) < len(f.dates.high_tail) and future <= (1 - PAST_SHARE) * f.dates.count:
             add("max", Bound(from_now=now - now), f"{f.dates.count - future:,} of {f.dates.count:,} sampled dates "
                                                   f"lie in the past")
     if f.strings is not None and family is not None and family[0] == "string" \
