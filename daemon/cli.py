@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from datetime import UTC
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
 import httpx
@@ -41,6 +42,7 @@ from daemon.exit_codes import ExitCode, audit_help
 from daemon.http import parse_listen
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
+from daemon.progress import AuditLines, LoadProgress
 from daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
@@ -133,10 +135,10 @@ def _settings() -> Settings:
 @app.command(rich_help_panel=AUDIT, help=audit_help(
     "Audit one collection and print its report (with its diff against the last run when stored)."))
 def audit(
-    file: Annotated[list[Path] | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit (as "
-                                                                   "mongoexport writes); repeat it to load more "
-                                                                   "collections beside the first (a contract's "
-                                                                   "references)")] = None,
+    file: Annotated[list[Path] | None, typer.Option("--file", help="file to audit: mongoexport JSON (lines or an "
+                                                                   "array), mongodump BSON or its folder, gzipped or "
+                                                                   "not; repeat it to load more collections beside "
+                                                                   "the first (a contract's references)")] = None,
     uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                             help="MongoDB / Cosmos DB connection string (read-only use)")] = None,
     database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,
@@ -212,8 +214,8 @@ def audit(
             report = run_audit(target, setup.planner, options=options, observer=progress, historical_context=context,
                                gates=setup.gates, llm=setup.account, contract=contract)
     else:
-        report = run_audit(target, setup.planner, options=options, observer=steps, historical_context=context,
-                           gates=setup.gates, llm=setup.account, contract=contract)
+        report = run_audit(target, setup.planner, options=options, observer=AuditLines(console, label, steps),
+                           historical_context=context, gates=setup.gates, llm=setup.account, contract=contract)
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -245,7 +247,11 @@ def _target(files: list[Path] | None, uri: str | None, database: str | None, col
         raise _fail("give exactly one of --file PATH or --uri URI")
     try:
         if files:
-            return load_files(files, collection=collection, max_time_ms=max_time_ms)
+            with contextlib.ExitStack() as stack:
+                def progress(name: str) -> Any:
+                    return stack.enter_context(LoadProgress(Console(stderr=True), name))
+
+                return load_files(files, collection=collection, max_time_ms=max_time_ms, progress=progress)
         assert uri is not None
         source = "ARGUS_MONGODB_URI" if os.environ.get("ARGUS_MONGODB_URI") == uri else "--uri"
         if not database or not collection:

@@ -79,7 +79,9 @@ class AuditTarget:
         self.database = collection.database.name
         self.name = collection.name
         self.max_time_ms = max_time_ms
-        self.in_memory = not honours_max_time(collection) if in_memory is None else in_memory
+        if in_memory is None:
+            in_memory = getattr(collection, "in_process", False) is True or not honours_max_time(collection)
+        self.in_memory = in_memory
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
         self._probing = not self.in_memory
@@ -97,14 +99,21 @@ class AuditTarget:
         lookups): its reads share this target's ledger, time cap and retries, and are recorded as
         lookups, never as passes over the audited collection. ``siblings`` (a files connection, whose
         collections are loaded one file each) finds it; by default it is ``database[name]``."""
-        other = self._siblings(name) if self._siblings is not None else AuditTarget(
-            self._collection.database[name], connection_name=self.connection_name, max_time_ms=self.max_time_ms,
-            in_memory=self.in_memory, sleep=self._sleep)
+        try:
+            other = self._siblings(name) if self._siblings is not None else AuditTarget(
+                self._collection.database[name], connection_name=self.connection_name,
+                max_time_ms=self.max_time_ms, in_memory=self.in_memory, sleep=self._sleep)
+        except (TypeError, KeyError) as exc:  # a collection loaded alone (a file) has no database to look in
+            raise ToolError(f"no collection {name!r} can be read beside {self.name!r}") from exc
         other.ledger = self.ledger
         other._is_sibling = True
         other._time_cap = self._time_cap
         other._probing = self._probing
         return other
+
+    def set_siblings(self, siblings: Callable[[str], AuditTarget]) -> None:
+        """How ``sibling`` finds another collection of the same database (a files connection's file)."""
+        self._siblings = siblings
 
     def lookup(self, pipeline: list[dict[str, Any]]) -> list[Any]:
         """An aggregation that reads only what its leading ``$match`` selects (an index lookup where the
@@ -244,7 +253,10 @@ class _Retry(Exception):
 
 def _draw_in_memory(collection: Any, size: int, seed: int) -> list[Any]:
     """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document):
-    pick ``_id``s from the in-memory store, copy only those documents. Repeatable for a seed."""
+    pick ``_id``s from the in-memory store, copy only those documents. Repeatable for a seed.
+    Argus's own engine (``agent.engine``) draws the same positions itself."""
+    if getattr(collection, "in_process", False) is True:  # mongomock answers any attribute with a collection
+        return list(collection.draw_sample(size, seed))
     store = getattr(collection, "_store", None)
     documents = getattr(store, "_documents", None)
     if not isinstance(documents, Mapping):  # another mongomock layout: fall back to $sample
