@@ -41,7 +41,7 @@ from agent.findings import Severity
 from agent.health.models import HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
-from config.alerts import AlertRoute, AlertsConfig, Channel
+from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.settings import check_mongodb_uri
 from config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
@@ -464,6 +464,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(Channel.model_fields)
     if parent[:2] == ["alerts", "routes"]:
         return list(AlertRoute.model_fields)
+    if parent[:2] == ["alerts", "incidents"]:
+        return list(IncidentsConfig.model_fields)
     if parent == ["alerts"]:
         return list(AlertsConfig.model_fields)
     if parent == ["defaults"]:
