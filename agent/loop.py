@@ -42,6 +42,7 @@ from agent.tools.count_many import count_many
 from agent.tools.guard import filter_fields
 from agent.tools.lookup import lookup_references
 from agent.tools.models import (
+    ConcludeInput,
     CountManyInput,
     CountManyResult,
     GetStatsInput,
@@ -213,6 +214,8 @@ def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             entry.outcome, entry.critique = "run_rejected", critique
         else:
             entry.outcome = "concluded"
+            if isinstance(proposed.params, ConcludeInput):
+                state.planner_notes = list(proposed.params.notes)
     else:
         _read(state, target, proposed, entry)
     entry.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
@@ -409,7 +412,7 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
     masker = Masker(state.options.privacy, categorical_values(state.schema))
     findings = [masker.finding(f) for f in state.findings]
     dismissed = [d.model_copy(update={"finding": masker.finding(d.finding)}) for d in state.dismissed_findings]
-    notes: list[str] = []
+    notes: list[str] = list(dict.fromkeys(state.planner_notes))
     if reason == "iteration_budget":
         notes.append(f"iteration budget of {state.options.max_iterations} ran out before the audit concluded")
     elif reason == "time_budget":

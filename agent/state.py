@@ -126,6 +126,7 @@ class AgentState:
     evidence_counts: dict[str, int] = field(default_factory=dict)
     fields_investigated: set[str] = field(default_factory=set)
     refused_checks: int = 0                      # counts and statistics the engine refused to run
+    planner_notes: list[str] = field(default_factory=list)  # checks the planner left out, and why (its conclusion)
     unchecked_fields: set[str] = field(default_factory=set)  # ... and the fields they were about
 
     history: list[AgentAction] = field(default_factory=list)

@@ -23,7 +23,8 @@ from agent.contracts.model import Bound, Contract, Rule
 from agent.contracts.results import Recorded, verdicts
 from agent.ejson import encode, filter_key
 from agent.options import PrivacyMode
-from agent.planners.heuristic.names import hints_for, never_required
+from agent.planners.heuristic.names import hints_for
+from agent.planners.heuristic.presence import self_links, waits_for_its_event
 from agent.planners.heuristic.text import enum_violations, string_format
 from agent.privacy import identifier_like
 from agent.tools.count_many import count_many
@@ -117,8 +118,9 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
     measured = count_many(target, CountManyInput(stats=stats)) if stats else None
     by_key = {stat_key(s): r for s, r in zip(stats, measured.stats if measured else [], strict=False)}
     rules: list[DraftRule] = []
+    links = self_links(fields)
     for f in fields:
-        rules.extend(_field_rules(f, sample, by_key, privacy, now))
+        rules.extend(_field_rules(f, sample, by_key, privacy, now, empty_by_meaning=f.path in links))
     rules.append(DraftRule(Rule(kind="documents", field="(collection)", value=(1, None), source="", line=0),
                            "an empty collection is never right"))
     contract = Contract(source="draft", rules=tuple(r.rule for r in rules))
@@ -172,7 +174,9 @@ def _key_candidate(f: FieldStats) -> bool:
 
 
 def _field_rules(f: FieldStats, sample: SchemaSampleResult, stats: dict[str, Any], privacy: PrivacyMode,
-                 now: datetime) -> list[DraftRule]:
+                 now: datetime, *, empty_by_meaning: bool = False) -> list[DraftRule]:
+    """``empty_by_meaning``: a link between the collection's own documents (empty at the top of its
+    hierarchy), judged from the values as the planner does: never drafted as required."""
     out: list[DraftRule] = []
 
     def add(kind: Any, value: Any, evidence: str) -> None:
@@ -184,7 +188,10 @@ def _field_rules(f: FieldStats, sample: SchemaSampleResult, stats: dict[str, Any
     if family is not None and family[1] >= TYPE_SHARE:
         name, share = family
         add("type", [name], f"{share:.1%} of the {sum(f.non_null_types.values()):,} sampled values are {name}")
-    if filled >= REQUIRED_SHARE * base and not never_required(f.path):
+    # A link up a hierarchy, or a date waiting for its event (delivered_at), is empty by meaning:
+    # neither is drafted as required (the planner excuses them the same way, from the values).
+    waits = waits_for_its_event(f, family[0] if family else None, 1 - filled / base)
+    if filled >= REQUIRED_SHARE * base and not (empty_by_meaning or waits):
         add("required", True, f"present and not null in {filled:,} of {base:,} sampled documents")
     elif filled < REQUIRED_SHARE * base:
         add("required", False, f"missing or null in {base - filled:,} of {base:,} sampled documents: optional")

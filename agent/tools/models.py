@@ -8,9 +8,10 @@ language model. Results hold JSON-safe values (Extended JSON for BSON types).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 __all__ = [
     "RUN_QUERY_HARD_LIMIT",
@@ -88,6 +89,9 @@ class NumericStats(BaseModel):
     high_tail: list[tuple[float, int]] = Field(default_factory=list, description="largest distinct values")
     spreads: dict[str, Spread] = Field(default_factory=dict, description="of the finite values ('all'), of those "
                                                                          "at least zero and of those above zero")
+    log_bins: list[tuple[int, int]] = Field(
+        default_factory=list, description="positive finite values per tenth of a decade: (floor(10 * log10(v)), "
+                                          "count), ascending; a second cluster 100 times the bulk shows as its own run")
 
 
 class DateStats(BaseModel):
@@ -117,6 +121,9 @@ class StringStats(BaseModel):
     units: list[tuple[str, int]] = Field(default_factory=list, description="unit text after a leading number")
     unit_count: int = Field(0, description="distinct unit texts")
     top_values: list[tuple[Any, int]] = Field(description="all values when at most 100 distinct, else the top 20")
+    value_space: float | None = Field(
+        None, description="log10 of the strings the characters seen at each position allow, summed over the "
+                          "values' lengths (a 5-digit code drawn at random: 5.0); None for values past 64 characters")
 
 
 class ArrayStats(BaseModel):
@@ -271,3 +278,6 @@ class LookupResult(BaseModel):
 
 class ConcludeInput(_Input):
     summary: str = ""
+    # Hidden from a model's tool schema: a planner's own account of what it left unchecked (paths and
+    # counts, never document values), which the report lists among its notes.
+    notes: SkipJsonSchema[list[Annotated[str, Field(max_length=1000)]]] = Field(default_factory=list, max_length=50)

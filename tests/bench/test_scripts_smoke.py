@@ -44,6 +44,17 @@ def test_sweep_refuses_rates_it_cannot_plant() -> None:
     assert done.returncode == 2 and "every rate between 0 and 0.5" in done.stderr
 
 
+def test_neutral_names_prints_each_kind_named_beside_neutral() -> None:
+    done = _run("bench/neutral.py", "--size", "200", "--kinds", "null_flag", "--rates", "0.05")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("kind"))
+    assert header.split()[:3] == ["kind", "field", "named:"] and "neutral:" in header
+    row = next(line for line in lines if line.startswith("null_flag"))
+    assert row.split()[1] == "sales.paid"
+    assert "control (clean sales): named " in done.stdout
+
+
 def test_stability_prints_a_row_per_collection(tmp_path: Path) -> None:
     docs = [{"visit_id": f"V{i:04d}", "ward": ["a", "b", "c"][i % 3], "minutes": 10 + i % 50} for i in range(150)]
     (tmp_path / "visits.jsonl").write_text("\n".join(json_util.dumps(d) for d in docs))
