@@ -157,3 +157,13 @@ def test_a_declared_type_list_silences_the_inferred_type_check(tmp_path: Path) -
     assert ("amount", "type_mismatch") not in found
     assert found == {k: (n, False) for k, n in INFERRED.items()}
     assert report.contract is not None and [r.result for r in report.contract.rules] == ["passed"]
+
+
+def test_a_field_declared_no_key_is_not_checked_for_duplicates_though_its_values_look_like_one(
+        tmp_path: Path) -> None:
+    """``unique: false`` says the values may repeat (a re-sent order keeps its number): the key the
+    values suggest is not inferred."""
+    report = _audit(tmp_path, "fields:\n  order_id: {unique: false}\n")
+    assert _found(report) == {k: (n, False) for k, n in INFERRED.items() if k[0] != "order_id"}
+    assert _duplicates_asked(report, "order_id") == 0
+    assert report.contract is not None and report.contract.declared == ["order_id: not unique (sales.yaml:2)"]
