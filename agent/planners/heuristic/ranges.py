@@ -60,6 +60,7 @@ CEILING_SHARE = 0.005   # ... and this share
 CEILING_PILE = 3.0      # ... and this many times the count of any other value near the top
 CLOCK_SKEW = timedelta(days=1)  # a past event may be stamped this far ahead of the audit's clock
 ALL_PAST_FUTURE = 0.005  # an unnamed date field with at most this share of future values records past events
+CONTINUATION_GAP = 10  # future values this many typical gaps apart still continue the bulk
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OLDEST_PLAUSIBLE = datetime(1900, 1, 1, tzinfo=UTC)
 
@@ -288,6 +289,25 @@ def _all_past(stats: DateStats, now: datetime, n: int) -> bool:
     return future <= ALL_PAST_FUTURE * n
 
 
+def _future_continues_the_bulk(stats: DateStats, now: datetime) -> bool:
+    """The sample's few future values carry on the bulk's own spacing across ``now`` (due dates a
+    few days ahead of bookings made until last week), rather than standing apart from it past an
+    empty stretch (a date a month ahead in a field that ends today). Judged on the sample's
+    largest values: no gap from the last past value through the future ones is wider than
+    ``CONTINUATION_GAP`` times the past values' median gap."""
+    limit = now + CLOCK_SKEW
+    values = sorted(v for v, _ in stats.high_tail)
+    past = [epoch_seconds(v) for v in values if v <= limit]
+    future = [epoch_seconds(v) for v in values if v > limit]
+    if len(past) < 3 or not future:
+        return False
+    past_gaps = sorted(b - a for a, b in zip(past, past[1:]))
+    typical = past_gaps[len(past_gaps) // 2]
+    ahead = [past[-1], *future]
+    widest = max(b - a for a, b in zip(ahead, ahead[1:]))
+    return widest <= CONTINUATION_GAP * max(typical, 1.0)
+
+
 def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -> RangePlan:
     """Ranges for a date field; fence positions come back as epoch seconds in ``Fence.at``.
 
@@ -310,7 +330,10 @@ def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -
         plan.conditions.append(("the Unix epoch placeholder", {"$eq": EPOCH}))
         if any(v == EPOCH for v, _ in stats.low_tail):
             plan.seen.add("the Unix epoch placeholder")
-    past = (hints is not None and hints.past_event) or _all_past(stats, now, stats.count)
+    # A name that says the date may be planned (due_date) narrows the rule only where the values
+    # agree: the few future values in the sample continue the bulk instead of standing apart.
+    planned_and_seen = hints is not None and hints.future_event and _future_continues_the_bulk(stats, now)
+    past = (hints is not None and hints.past_event) or (_all_past(stats, now, stats.count) and not planned_and_seen)
     if past:
         plan.conditions.append(("in the future", {"$gt": (now + CLOCK_SKEW).astimezone(UTC)}))
         if stats.max > now + CLOCK_SKEW:
