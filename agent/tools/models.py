@@ -25,6 +25,8 @@ __all__ = [
     "DateStats",
     "FieldStats",
     "GetStatsInput",
+    "LookupInput",
+    "LookupResult",
     "NumericStats",
     "RunQueryInput",
     "RunQueryResult",
@@ -41,6 +43,7 @@ RUN_QUERY_DEFAULT_LIMIT = 50
 RUN_QUERY_HARD_LIMIT = 1000
 DISTINCT_CAP = 1000
 DUPLICATES_CAP = 5000  # repeated values a duplicates result lists: a finding's evidence names them all
+DISTINCT_MAX = 50_000  # the most a distinct or value_counts may be asked to list (a reference check's values)
 
 
 class _Input(BaseModel):
@@ -200,6 +203,8 @@ class GetStatsInput(_Input):
     filter: dict[str, Any] | None = Field(None, description="documents to include, Extended JSON")
     value_filter: dict[str, Any] | None = Field(
         None, description="condition on each value after arrays are flattened, e.g. {'$gt': 100}")
+    limit: int | None = Field(None, ge=1, le=DISTINCT_MAX, description="distinct, value_counts: values to list "
+                                                                      "(default 1,000)")
 
 
 class StatsResult(BaseModel):
@@ -208,7 +213,8 @@ class StatsResult(BaseModel):
     operation: str
     error: str | None = Field(None, description="the engine refused this statistic alone: value means nothing")
     value: Any = Field(description="number, list of values, or list of {value, count}")
-    capped: bool = Field(False, description="distinct/value_counts/duplicates stopped at 1,000 values")
+    capped: bool = Field(False, description="distinct/value_counts/duplicates stopped at their limit (1,000 values "
+                                            "unless asked for more)")
     totals: dict[str, int] | None = Field(None, description="duplicates: {'values': groups, 'documents': n}")
     filter_used: dict[str, Any] | None = None
     query_used: str = Field(description="the pipeline that was run, as JSON")
@@ -244,6 +250,28 @@ class CountManyResult(BaseModel):
     counts: list[CountedQuery]
     stats: list[StatsResult]
     query_used: str = Field(description="the pipeline that was run, as JSON (cut at 2,000 characters)")
+
+
+# --- lookup_references ----------------------------------------------------------------------
+
+LOOKUP_BATCH = 1000  # values per $in lookup in the referenced collection
+
+
+class LookupInput(_Input):
+    collection: str = Field(min_length=1, description="the referenced collection, in the audited one's database")
+    field: str = Field(description="the referenced field (dot notation)")
+    values: list[Any] = Field(max_length=DISTINCT_MAX, description="the distinct values to look up, Extended JSON")
+
+
+class LookupResult(BaseModel):
+    collection: str
+    field: str
+    checked: int = Field(description="distinct values looked up")
+    missing: list[Any] = Field(default_factory=list, description="values no document of the collection holds")
+    lookups: int = Field(0, description="$in lookups sent (batches of 1,000 values)")
+    indexed: bool | None = Field(None, description="the referenced field leads an index (each lookup reads the "
+                                                   "index); None when unknown")
+    documents: int = Field(0, description="documents in the referenced collection (its server count)")
 
 
 # --- conclude --------------------------------------------------------------------------------

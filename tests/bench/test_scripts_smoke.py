@@ -69,3 +69,16 @@ def test_stability_without_a_bench_says_so_and_exits_one(tmp_path: Path) -> None
     done = _run("bench/stability.py", str(tmp_path / "missing"))
     assert done.returncode == 1
     assert "nothing measured" in done.stderr and done.stdout == ""
+
+
+def test_contracts_round_trip_finds_the_planted_defects_and_passes_the_clean_copy() -> None:
+    done = _run("bench/contracts.py", "--quick")
+    assert done.returncode == 0, done.stderr
+    row = done.stdout.splitlines()[0].split()
+    assert row[0] == "tickets" and "found 3/3" in done.stdout
+    assert "0 failed" in done.stdout.split("clean copy")[1] and "audit passes 3" in done.stdout
+
+
+def test_contracts_without_a_bench_says_so_and_exits_one(tmp_path: Path) -> None:
+    done = _run("bench/contracts.py", str(tmp_path))
+    assert done.returncode == 1 and "nothing measured" in done.stderr

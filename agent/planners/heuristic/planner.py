@@ -33,6 +33,7 @@ from agent.ejson import decode, encode, filter_key
 from agent.errors import ArgusError
 from agent.findings import Category, Severity
 from agent.history import HistoricalContext, fingerprint
+from agent.planners.heuristic.declared import steered
 from agent.planners.heuristic.keys import GROUP_MEMORY, KeyPlan, group_bytes, key_plan, verdict
 from agent.planners.heuristic.names import NameHints, hints_for, optional
 from agent.planners.heuristic.presence import self_links, waits_for_its_event
@@ -41,6 +42,7 @@ from agent.planners.heuristic.relations import intervals, products
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
+from agent.tools.elements import per_element as _per_element
 from agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
 from agent.tools.models import CountManyResult, FieldStats, SchemaSampleResult, StatsResult
 
@@ -203,8 +205,9 @@ class HeuristicPlanner:
             return
         now = self._clock.now()
         fields = sorted((f for f in schema.fields if f.queryable and f.path != "_id"), key=lambda f: f.path)
-        plan = _hypotheses(fields, now, collection=state.collection, size=schema.collection_size,
-                           sampled=schema.documents_sampled, history=state.historical_context)
+        plan = steered(_hypotheses(fields, now, collection=state.collection, size=schema.collection_size,
+                                   sampled=schema.documents_sampled, history=state.historical_context),
+                       state.contract)
         self._notes = plan.notes
         queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences])
         counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
@@ -339,32 +342,6 @@ def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = ""
         for check in plan.checks:
             check.query = _per_element(check.query, arrays)
     return plan
-
-
-def _per_element(query: dict[str, Any], arrays: frozenset[str]) -> dict[str, Any]:
-    """``query`` with every condition on a path inside an array of objects asked of one element.
-
-    ``{"items.qty": {"$not": {"$type": "number"}}}`` matches a document only when *no* element's
-    ``qty`` is a number, so one bad line among good ones went uncounted; an order with one bad
-    line is affected: ``{"items": {"$elemMatch": {"qty": {"$not": ...}}}}``. Conditions on the
-    same array share one ``$elemMatch`` (they speak of the same element)."""
-    out: dict[str, Any] = {}
-    grouped: dict[str, dict[str, Any]] = {}
-    for key, cond in query.items():
-        if key in ("$or", "$and", "$nor") and isinstance(cond, list):
-            out[key] = [_per_element(c, arrays) for c in cond]
-            continue
-        parts = key.split(".")
-        prefix = next((".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in arrays), None)
-        if prefix is None:
-            out[key] = cond
-        else:
-            grouped.setdefault(prefix, {})[key[len(prefix) + 1:]] = cond
-    for prefix, conditions in grouped.items():
-        nested = frozenset(a[len(prefix) + 1:] for a in arrays if a.startswith(prefix + "."))
-        out.pop(prefix, None)  # "the enclosing object exists" is implied by a matching element
-        out[prefix] = {"$elemMatch": _per_element(conditions, nested)}
-    return out
 
 
 def _schema_drift(fields: list[FieldStats], plan: _Plan) -> set[str]:
