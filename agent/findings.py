@@ -21,6 +21,7 @@ class Category(StrEnum):
     EMPTY_VALUE = "empty_value"
     SCHEMA_DRIFT = "schema_drift"
     CROSS_FIELD = "cross_field"
+    ORPHAN_REFERENCE = "orphan_reference"  # a value that names no document of the collection it references
     # Collection health against the baseline of earlier runs (agent.health), not a document defect:
     VOLUME_ANOMALY = "volume_anomaly"
     FRESHNESS = "freshness"
@@ -63,6 +64,8 @@ class WriteFindingInput(BaseModel):
     affected_pct: float = Field(ge=0.0, le=1.0, description="fraction of the collection, not a percentage")
     sample_values: list[Any] = Field(default_factory=list)
     confirmed: bool = True
+    rule: str | None = Field(None, description="the declared rule(s) this finding reports, as 'file:line field "
+                                               "rule' joined by '; '; None for an inferred finding")
 
 
 class Finding(WriteFindingInput):

@@ -17,6 +17,9 @@ import structlog
 from pydantic import BaseModel
 
 from agent.clock import Clock, SystemClock
+from agent.contracts.compile import compile_contract, stat_key
+from agent.contracts.model import Contract, ContractReport, RuleResult
+from agent.contracts.results import contract_report, lookup_key
 from agent.ejson import decode, filter_key
 from agent.errors import ArgusError, BudgetExhausted, QueryRefused, TargetUnavailable, ToolError
 from agent.findings import WriteFindingInput
@@ -37,10 +40,14 @@ from agent.tools import get_stats, run_query, schema_sample
 from agent.tools.accounting import DatabaseCost
 from agent.tools.count_many import count_many
 from agent.tools.guard import filter_fields
+from agent.tools.lookup import lookup_references
 from agent.tools.models import (
+    ConcludeInput,
     CountManyInput,
     CountManyResult,
     GetStatsInput,
+    LookupInput,
+    LookupResult,
     RunQueryInput,
     RunQueryResult,
     SchemaSampleInput,
@@ -81,20 +88,23 @@ def run_audit(
     run_id: UUID | None = None,
     should_stop: Callable[[], bool] | None = None,
     llm: LLMAccount | None = None,
+    contract: Contract | None = None,
 ) -> AuditReport:
     """Audit ``target`` with ``planner`` and return the report; never raises for audit failures.
 
     ``should_stop`` is asked before every iteration; when it says yes (a daemon shutting down)
     the run ends as ``partial`` with termination reason ``interrupted``. ``llm`` is the account
     the planner's and evaluators' model calls are recorded in: its usage, cost and notes reach
-    the state (for the planner to see) and the report.
+    the state (for the planner to see) and the report. ``contract``: what the user declares of the
+    collection; it is compiled against the sample, checked by the planner's contract stage
+    (``agent.contracts.stage``) and reported rule by rule.
     """
     options = options or AuditOptions()
     clock = clock or SystemClock()
     gates = gates or GateSet()
     state = AgentState(connection_name=target.connection_name, database=target.database,
                        collection=target.name, options=options, run_id=run_id or uuid4(),
-                       historical_context=historical_context)
+                       historical_context=historical_context, contract=contract)
     started_at = clock.now()
     start = clock.monotonic()
 
@@ -139,6 +149,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             break
         trace.append(entry)
         state.iteration += 1
+        if state.contract is not None and state.declared is None and state.schema is not None:
+            state.declared = compile_contract(state.contract, state.schema, clock.now())
         if observer is not None:
             observer.on_step(state, entry)
         if entry.outcome == "concluded":
@@ -202,6 +214,8 @@ def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             entry.outcome, entry.critique = "run_rejected", critique
         else:
             entry.outcome = "concluded"
+            if isinstance(proposed.params, ConcludeInput):
+                state.planner_notes = list(proposed.params.notes)
     else:
         _read(state, target, proposed, entry)
     entry.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
@@ -222,6 +236,8 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
             result = get_stats(target, params)
         elif isinstance(params, CountManyInput):
             result = count_many(target, params)
+        elif isinstance(params, LookupInput):
+            result = lookup_references(target, params)
         else:  # pragma: no cover - the registry lists exactly these read tools
             raise ToolError(f"{name} is not a read tool")
     except TargetUnavailable as exc:
@@ -249,12 +265,19 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
             record.hints = zero_match_hints(decode(result.filter), state.schema)
             entry.observation += "".join(f"; hint: {h}" for h in record.hints)
     elif isinstance(result, StatsResult):
+        assert isinstance(params, GetStatsInput)
+        state.statistics[stat_key(params)] = result
         fields = [result.field, *sorted(filter_fields(decode(result.filter_used or {})))]
         state.fields_investigated.update(fields)
         record.fields = fields
         entry.observation = _stats_summary(result)
+    elif isinstance(result, LookupResult):
+        state.lookups[lookup_key(result.collection, result.field)] = result
+        entry.observation = (f"looked up {result.checked} values in {result.collection}.{result.field} with "
+                             f"{result.lookups} $in lookup(s): {len(result.missing)} not found")
     elif isinstance(result, CountManyResult):
-        refused, paths = _record_batch(state, result, record)
+        assert isinstance(params, CountManyInput)
+        refused, paths = _record_batch(state, result, record, params)
         entry.observation = (f"counted {len(result.counts)} queries and {len(result.stats)} statistics "
                              f"in one pass; {sum(1 for c in result.counts if c.matched_count)} queries matched")
         if refused:
@@ -289,13 +312,17 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
                                        where=(state.connection_name, state.database, state.collection),
                                        context=context)
     for finding in findings:
+        declared = state.findings.get(finding.field, finding.category)
+        if declared is not None and declared.rule is not None:
+            continue  # the contract's rule on the same (collection) category decided it: it stands
         state.findings.upsert(finding)
         log.info("anomaly_committed", field=finding.field, category=finding.category.value,
                  severity=finding.severity.value)
     return snapshot, notes
 
 
-def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord) -> tuple[int, list[str]]:
+def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord,
+                  params: CountManyInput) -> tuple[int, list[str]]:
     """Each counted filter of a batch is evidence exactly as a ``run_query`` of it would be: the
     same query-language match, counted over the whole collection, recorded with its count. Returns
     how many of the batch's checks the engine refused, and the fields they were about."""
@@ -313,7 +340,8 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
         state.queries_run.append(QueryRecord(iteration=state.iteration, tool="count_many", key=f"{record.key}#{key}",
                                              filter_key=key, matched_count=counted.matched_count, fields=paths))
         fields.update(paths)
-    for stats in result.stats:
+    for spec, stats in zip(params.stats, result.stats, strict=True):
+        state.statistics[stat_key(spec)] = stats
         if stats.error is not None:
             refused += 1
             unchecked.add(stats.field)
@@ -325,6 +353,20 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
     state.unchecked_fields.update(unchecked)
     record.fields = sorted(fields)
     return refused, sorted(unchecked)
+
+
+def _contract_report(state: AgentState, findings: list[Any]) -> ContractReport | None:
+    """Each declared rule's result; all unchecked when the run ended before the sample."""
+    if state.contract is None:
+        return None
+    if state.declared is not None:
+        return contract_report(state.declared, state.recorded(), findings,
+                               values=state.options.privacy != "strict")
+    return ContractReport(source=state.contract.source, warnings=list(state.contract.notes), rules=[
+        RuleResult(id=r.id, source=r.source, line=r.line, field=r.field, rule=r.kind,
+                   expect=r.expectation(values=state.options.privacy != "strict"),
+                   category=r.category, severity=r.severity, result="unchecked",
+                   detail="the audit ended before the sample") for r in state.contract.checks])
 
 
 def _stats_summary(result: StatsResult) -> str:
@@ -370,7 +412,7 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
     masker = Masker(state.options.privacy, categorical_values(state.schema))
     findings = [masker.finding(f) for f in state.findings]
     dismissed = [d.model_copy(update={"finding": masker.finding(d.finding)}) for d in state.dismissed_findings]
-    notes: list[str] = []
+    notes: list[str] = list(dict.fromkeys(state.planner_notes))
     if reason == "iteration_budget":
         notes.append(f"iteration budget of {state.options.max_iterations} ran out before the audit concluded")
     elif reason == "time_budget":
@@ -393,6 +435,7 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         notes.append(f"the server throttled {cost.throttled} request(s) (code 16500, TooManyRequests); "
                      f"Argus waited as asked and retried")
     fields = state.auditable_fields()
+    contract = _contract_report(state, findings)
     report = AuditReport(
         run_id=state.run_id, connection=state.connection_name, database=state.database,
         collection=state.collection, planner=planner.name, model=planner.model,
@@ -403,7 +446,7 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         findings=findings, dismissed_findings=dismissed, trace=[masker.trace_entry(e) for e in trace],
         evaluations=state.evaluation_records, token_usage=llm.total if llm else state.total_usage,
         cost_usd=round(llm.cost_usd, 6) if llm else 0.0, llm=llm.report() if llm else None, notes=notes,
-        database_cost=cost,
+        database_cost=cost, contract=contract,
     )
     # Replay needs the evidence as it was run: kept in memory only, for the next run in this process.
     report.replay_evidence.update({raw.id: raw.evidence_query for raw, written in zip(state.findings, findings,

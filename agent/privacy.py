@@ -281,7 +281,16 @@ class Masker:
                                           "sample_values": self.sample_values(finding.field, finding.sample_values)})
 
     def trace_entry(self, entry: TraceEntry) -> TraceEntry:
-        """A trace entry as it may be written: the filters and values in its action input masked."""
+        """A trace entry as it may be written: the filters and values in its action input masked. The
+        values a reference check looks up (up to 50,000 of them) are document values: their count
+        only, or in ``full`` the first few."""
+        looked_up = entry.action_input.get("values")
+        if isinstance(looked_up, list):
+            shown = [*looked_up[:_LIST_MAX], f"… {len(looked_up) - _LIST_MAX} more"] \
+                if len(looked_up) > _LIST_MAX else looked_up
+            if self.mode != "full":
+                shown = [{MASKED: f"{len(looked_up)} values"}]
+            entry = entry.model_copy(update={"action_input": {**entry.action_input, "values": shown}})
         if self.mode == "full":
             return entry
         action_input = self._inputs(entry.action_input)

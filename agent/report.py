@@ -9,6 +9,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
+from agent.contracts.model import ContractReport
 from agent.ejson import bounded
 from agent.findings import Finding, Severity, severity_at_least
 from agent.health.models import HealthSnapshot
@@ -95,6 +96,8 @@ class AuditReport(BaseModel):
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
     health: HealthSnapshot | None = Field(None, description="the collection's volume, freshness and field shares, "
                                                             "measured during this run")
+    contract: ContractReport | None = Field(None, description="each declared rule of the run's contract with its "
+                                                              "result; None for a run without a contract")
     _replay_evidence: dict[UUID, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     @property

@@ -20,6 +20,7 @@ _BASE = {
     Category.ENUM_VIOLATION: Severity.MEDIUM,
     Category.FORMAT_VIOLATION: Severity.MEDIUM,
     Category.CROSS_FIELD: Severity.MEDIUM,
+    Category.ORPHAN_REFERENCE: Severity.HIGH,
     Category.EMPTY_VALUE: Severity.LOW,
     Category.VOLUME_ANOMALY: Severity.HIGH,
     Category.FRESHNESS: Severity.HIGH,

@@ -8,9 +8,12 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.contracts.compile import Declared
+from agent.contracts.model import Contract
+from agent.contracts.results import Recorded
 from agent.findings import Finding
 from agent.options import AuditOptions
-from agent.tools.models import SchemaSampleResult
+from agent.tools.models import LookupResult, SchemaSampleResult, StatsResult
 from agent.tools.registry import ActionName
 from agent.tools.write_finding import FindingsCollector
 
@@ -123,6 +126,7 @@ class AgentState:
     evidence_counts: dict[str, int] = field(default_factory=dict)
     fields_investigated: set[str] = field(default_factory=set)
     refused_checks: int = 0                      # counts and statistics the engine refused to run
+    planner_notes: list[str] = field(default_factory=list)  # checks the planner left out, and why (its conclusion)
     unchecked_fields: set[str] = field(default_factory=set)  # ... and the fields they were about
 
     history: list[AgentAction] = field(default_factory=list)
@@ -137,9 +141,19 @@ class AgentState:
     usage_per_iteration: list[TokenUsage] = field(default_factory=list)
     historical_context: Any = None
 
+    contract: Contract | None = None             # what the user declares of this collection
+    declared: Declared | None = None             # ... compiled against the sample (set with it)
+    statistics: dict[str, StatsResult] = field(default_factory=dict)  # stat key -> result, every statistic run
+    lookups: dict[str, LookupResult] = field(default_factory=dict)    # "collection.field" -> reference lookups
+
     @property
     def iteration_budget(self) -> int:
         return self.options.max_iterations
+
+    def recorded(self) -> Recorded:
+        """What the run has counted so far, as a contract's verdicts read it."""
+        return Recorded(counts=self.evidence_counts, statistics=self.statistics, lookups=self.lookups,
+                        collection_size=self.collection_size)
 
     def auditable_fields(self) -> list[str]:
         """Sampled paths a query can reach, without ``_id``: the denominator of field coverage."""

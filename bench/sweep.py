@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Dose-response benchmark: does a defect stay found as it grows, and does clean data stay quiet?
 
-Usage: python bench/sweep.py [--size 3000] [--seed 7] [--set first|second] [--quick] [--kinds KIND ...]
+Usage: python bench/sweep.py [--size 3000] [--seed 7] [--set first|second|names] [--quick] [--kinds KIND ...]
                              [--rates R ...] [--strict]
 
 Generates its own collections (a clinic's appointments, a fleet's trips, a library's loans; with
 ``--set second`` a supplier's invoices and a weather network's readings, where each defect is
-written another way), each
+written another way; with ``--set names`` a shop's sales, whose defects were once missed because
+of a name alone: a key named for another entity than the collection's, a true/false flag named
+like a later stage, a rate kept as a fraction written as a percent, weights in grams among
+kilograms; its rates run from 0.1% to 20%), each
 with exactly one planted defect of one kind on one field, at each rate, plus a clean copy of every
 domain as the control. The clean data has heavy tails, optional fields, rare but well-formed
 categories and dates in the future in fields of future events (``due_date``, ``expires_at``).
@@ -169,8 +172,22 @@ def readings(rng: random.Random, n: int) -> list[Doc]:
              "site": rng.choice(["north", "south", "east", "west", "harbour", "airport"])} for _ in range(n)]
 
 
+def sales(rng: random.Random, n: int) -> list[Doc]:
+    """A shop's sales (names set): an order number in a collection named for the sale, customers who
+    buy a few times each, a paid flag, a tax rate kept as a fraction (1% to 60%, spread over more
+    than a decade), a parcel's weight in kilograms."""
+    customers = [f"CU-{rng.randint(10**5, 10**6 - 1)}" for _ in range(max(n // 5, 10))]
+    return [{"order_id": f"SO-{400_000 + i}", "customer_id": rng.choice(customers),
+             "amount": _money(rng, 60.0, 0.9), "sold_at": _past(rng, 700),
+             "region": rng.choices(["north", "south", "east", "west"], weights=[4, 3, 2, 1])[0],
+             "paid": rng.random() < 0.8,
+             "tax_rate": round(min(0.6, max(0.01, math.exp(rng.gauss(math.log(0.08), 0.8)))), 4),
+             "weight_kg": round(math.exp(rng.gauss(math.log(2.5), 0.4)), 3)} for i in range(n)]
+
+
 DOMAINS: dict[str, Callable[[random.Random, int], list[Doc]]] = {
-    "appointments": appointments, "trips": trips, "loans": loans, "invoices": invoices, "readings": readings}
+    "appointments": appointments, "trips": trips, "loans": loans, "invoices": invoices, "readings": readings,
+    "sales": sales}
 
 # --- defects ------------------------------------------------------------------------------------
 
@@ -277,7 +294,18 @@ SECOND: dict[str, Defect] = {d.kind: d for d in [
     Defect("end_before_start", "invoices", "due_date", frozenset({"cross_field"}),
            _set("due_date", lambda r, d: d["issued_at"] - timedelta(days=r.choice([1, 7, 30])))),
 ]}
-SETS: dict[str, dict[str, Defect]] = {"first": DEFECTS, "second": SECOND}
+# The names set: defects a name alone once hid (issue 20).
+NAMES: dict[str, Defect] = {d.kind: d for d in [
+    Defect("duplicate_key", "sales", "order_id", frozenset({"duplicate_value"}), _duplicate("order_id"),
+           truth_is_groups=True),
+    Defect("null_flag", "sales", "paid", frozenset({"null_rate"}), _set("paid", lambda r, d: None)),
+    Defect("percent_rate", "sales", "tax_rate", frozenset({"outlier_value"}),
+           _set("tax_rate", lambda r, d: round(d["tax_rate"] * 100, 2))),
+    Defect("grams_weight", "sales", "weight_kg", frozenset({"outlier_value"}),
+           _set("weight_kg", lambda r, d: round(d["weight_kg"] * 1000, 1))),
+]}
+SETS: dict[str, dict[str, Defect]] = {"first": DEFECTS, "second": SECOND, "names": NAMES}
+SET_RATES: dict[str, tuple[float, ...]] = {"names": (0.001, 0.005, 0.02, 0.05, 0.10, 0.20)}
 
 
 def _plant(defect: Defect, rate: float, size: int, seed: int) -> tuple[list[Doc], int]:
@@ -355,8 +383,9 @@ def main(argv: list[str] | None = None) -> int:
                                                              f"{', '.join(map(_rate_label, QUICK_RATES))}")
     parser.add_argument("--set", choices=sorted(SETS), default="first",
                         help="first: appointments, trips, loans (default); second: invoices and sensor readings, "
-                             "with other spellings of each defect")
-    parser.add_argument("--kinds", nargs="+", choices=sorted(set(DEFECTS) | set(SECOND)), default=None,
+                             "with other spellings of each defect; names: a shop's sales, defects a name once hid")
+    parser.add_argument("--kinds", nargs="+", choices=sorted({k for kinds in SETS.values() for k in kinds}),
+                        default=None,
                         help="only these defect kinds")
     parser.add_argument("--rates", nargs="+", type=float, default=None, help="fractions, e.g. 0.02 0.2")
     parser.add_argument("--no-control", action="store_true", help="skip the clean control collections")
@@ -364,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
                                                               "is flagged and the control is silent")
     args = parser.parse_args(argv)
     size = 400 if args.quick and args.size == 3000 else args.size
-    rates = tuple(args.rates) if args.rates else (QUICK_RATES if args.quick else RATES)
+    rates = tuple(args.rates) if args.rates else (QUICK_RATES if args.quick else SET_RATES.get(args.set, RATES))
     if size < 20 or any(not 0 < r < 0.5 for r in rates):
         parser.error("--size must be at least 20 and every rate between 0 and 0.5")
     defects = SETS[args.set]

@@ -15,16 +15,13 @@ Connection URIs never appear in the file itself: they come from an environment v
 
 from __future__ import annotations
 
-import difflib
 import os
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -37,13 +34,17 @@ from pydantic import (
     model_validator,
 )
 
+from agent.contracts.model import Contract
+from agent.durations import format_duration, parse_duration
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.health.models import HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
+from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.settings import check_mongodb_uri
+from config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
 
 __all__ = [
     "AuditSettings",
@@ -66,59 +67,6 @@ class ScheduleError(ArgusError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
-
-
-_DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*(?:(\d+(?:\.\d+)?)\s*m(?!s))?"
-                       r"\s*(?:(\d+(?:\.\d+)?)\s*s)?\s*(?:(\d+)\s*ms)?\s*$")
-
-
-def format_duration(value: timedelta) -> str:
-    """timedelta(minutes=90) → ``"1h30m"``: the way durations are written in the file."""
-    total = value.total_seconds()
-    if total < 1:
-        return f"{round(total * 1000)}ms"
-    out = ""
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if total >= size:
-            out += f"{int(total // size)}{unit}"
-            total -= (total // size) * size
-    if total or not out:
-        out += f"{total:g}s"
-    return out
-
-
-def parse_duration(value: Any) -> timedelta:
-    """``90``, ``"90s"``, ``"30m"``, ``"1h30m"``, ``"2d"``, ``"500ms"`` → timedelta."""
-    if isinstance(value, timedelta):
-        return value
-    if isinstance(value, bool):
-        raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h30m)")
-    try:
-        if isinstance(value, int | float):
-            return _bounded(timedelta(seconds=float(value)), value)
-        if isinstance(value, str) and re.fullmatch(r"\s*\d+(\.\d+)?\s*", value):
-            return _bounded(timedelta(seconds=float(value)), value)
-        m = _DURATION.match(str(value)) if isinstance(value, str) and value.strip() else None
-        if not m or not any(m.groups()):
-            raise ValueError(f"{value!r} is not a duration (e.g. 30s, 5m, 1h30m)")
-        d, h, mi, s, ms = (float(x) if x else 0.0 for x in m.groups())
-        return _bounded(timedelta(days=d, hours=h, minutes=mi, seconds=s, milliseconds=ms), value)
-    except OverflowError:
-        raise ValueError(f"{_short(value)} is too long a duration (at most {_MAX_DURATION.days}d)") from None
-
-
-_MAX_DURATION = timedelta(days=3660)  # ten years: longer is a typo, and would overflow the scheduler's dates
-
-
-def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _bounded(value: timedelta, given: Any) -> timedelta:
-    if value > _MAX_DURATION:
-        raise OverflowError(given)
-    return value
 
 
 # --- cron --------------------------------------------------------------------------------------
@@ -313,6 +261,8 @@ class AuditSettings(_Model):
     labels: dict[str, str] = Field(default_factory=dict, description="free labels, matched by alert routes")
     health: HealthSettings | None = Field(None, description="collection health baselines (volume, freshness, "
                                                             "drift); only the keys given override the defaults")
+    contract: dict[str, Any] | str | None = Field(None, description="a data contract: a file (relative to the "
+                                                                   "schedules file) or the rules inline")
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -377,6 +327,7 @@ class Schedule(_Model):
     run_at_start: bool | None = None
     labels: dict[str, str] | None = None
     health: HealthSettings | None = None
+    contract: dict[str, Any] | str | None = None
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -443,6 +394,7 @@ class ResolvedSchedule:
     collection: str
     trigger: Trigger
     settings: AuditSettings
+    contract: Contract | None = None
 
     @property
     def enabled(self) -> bool:
@@ -457,6 +409,7 @@ class ScheduleSet:
     digest: str
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
     connection_lines: dict[str, int] = field(default_factory=dict)  # name -> line of its definition
+    watched: tuple[Path, ...] = ()  # contract files the schedules read: an edit to one is a reload
 
     def connection_where(self, name: str) -> str:
         """``schedules.yaml:12 connections.prod``: where a connection is defined, for messages."""
@@ -481,46 +434,6 @@ def _given(options: LLMOptions | HealthSettings | None) -> dict[str, Any]:
 
 
 # --- loading with line numbers -----------------------------------------------------------------
-
-class _Loader(yaml.SafeLoader):
-    """YAML 1.2 booleans: only true/false. PyYAML's 1.1 rules read ``yes``, ``no``, ``on`` and
-    ``off`` as booleans, so ``pager: yes`` or a country code ``NO`` would change meaning."""
-
-
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
-                              list("tTfF"))
-
-def _lines(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
-    out[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key, value in node.value:
-            k = key.value if isinstance(key, yaml.ScalarNode) else str(key.start_mark)
-            out[(*path, k, "__key__")] = key.start_mark.line + 1
-            _lines(value, (*path, k), out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _lines(item, (*path, i), out)
-
-
-def _where(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "(top level)"
-
-
-def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int], *, key: bool = False) -> int:
-    if key and (*loc, "__key__") in lines:
-        return lines[(*loc, "__key__")]
-    for end in range(len(loc), -1, -1):
-        if loc[:end] in lines:
-            return lines[loc[:end]]
-    return 1
-
 
 def _clean_loc(loc: tuple[Any, ...]) -> tuple[Any, ...]:
     """Drop the union tag pydantic inserts after ``trigger`` (``trigger.cron.cron`` → ``trigger.cron``)."""
@@ -566,9 +479,7 @@ def _message(err: Any, loc: tuple[Any, ...]) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":
         allowed = _allowed_keys(loc)
-        hint = difflib.get_close_matches(str(loc[-1]), allowed, n=1)
-        return "unknown key" + (f" (did you mean '{hint[0]}'?)" if hint else
-                                f" (expected one of: {', '.join(allowed)})" if allowed else "")
+        return "unknown key" + nearest(str(loc[-1]), allowed)
     if kind == "missing":
         return "required key is missing"
     return str(msg).removeprefix("Value error, ")
@@ -583,8 +494,11 @@ def load_schedules(path: str | Path) -> ScheduleSet:
         raw = file.read_bytes()
     except OSError as exc:
         raise ScheduleError([f"{file}: cannot read: {exc.strerror}"]) from None
-    text = _decode(file, raw)
-    node, data = _parse(file, text)
+    try:
+        document = read_yaml(file, raw)
+    except YamlError as exc:
+        raise ScheduleError(exc.problems) from None
+    text, data, lines = document.text, document.data, document.lines
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -593,9 +507,6 @@ def load_schedules(path: str | Path) -> ScheduleSet:
         last = max(text.count("\n"), 1)
         raise ScheduleError([f"{file}:{last}: no 'schedules:' key (is the file empty or cut off?); "
                              f"to remove every schedule, write 'schedules: []'"])
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        _lines(node, (), lines)
     try:
         parsed = _File.model_validate(data)
     except ValidationError as exc:
@@ -604,87 +515,64 @@ def load_schedules(path: str | Path) -> ScheduleSet:
             if isinstance(err.get("ctx", {}).get("error"), _ReferenceErrors):
                 for index, key, message in err["ctx"]["error"].problems:
                     loc = ("schedules", index, key)
-                    problems.append(f"{file}:{_line_for(loc, lines)} {_where(loc)}: {message}")
+                    problems.append(f"{file}:{line_for(loc, lines)} {where(loc)}: {message}")
                 continue
             loc = _clean_loc(tuple(err["loc"]))
-            line = _line_for(loc, lines, key=err["type"] == "extra_forbidden")
-            problems.append(f"{file}:{line} {_where(loc)}: {_message(err, loc)}")
-        raise ScheduleError(sorted(set(problems), key=_problem_order)) from None
+            line = line_for(loc, lines, key=err["type"] == "extra_forbidden")
+            problems.append(f"{file}:{line} {where(loc)}: {_message(err, loc)}")
+        raise ScheduleError(sorted(set(problems), key=problem_order)) from None
     base = file.resolve().parent
     connections = {name: _absolute(c, base) for name, c in parsed.connections.items()}
-    schedules = {s.name: _resolve(parsed, s) for s in parsed.schedules}
+    contracts = _Contracts(file, base, lines)
+    schedules = {s.name: replace(_resolve(parsed, s), contract=contracts.of(parsed, i, s))
+                 for i, s in enumerate(parsed.schedules)}
+    if contracts.problems:
+        raise ScheduleError(sorted(set(contracts.problems), key=problem_order))
     alerts = parsed.alerts.model_copy(update={"channels": {
         name: _absolute_secrets(c, base) for name, c in parsed.alerts.channels.items()}})
-    return ScheduleSet(path=file, connections=connections, schedules=schedules,
-                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts,
-                       connection_lines={name: lines[("connections", name)] for name in connections
-                                         if ("connections", name) in lines})
+    digest = hashlib.sha256(text.encode())
+    for path in sorted(contracts.files):  # a contract file's edit is an edit of the schedules
+        digest.update(contract_digest(path).encode())
+    return ScheduleSet(path=file, connections=connections, schedules=schedules, digest=digest.hexdigest(),
+                       alerts=alerts, connection_lines={name: lines[("connections", name)] for name in connections
+                                                        if ("connections", name) in lines},
+                       watched=tuple(sorted(contracts.files)))
 
 
-_MAX_NODES = 20_000  # a schedules file of a thousand schedules has far fewer; an alias bomb has billions
-_MAX_DEPTH = 64
-_NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+class _Contracts:
+    """Each schedule's contract (its own, else the defaults'), read once per file and collection."""
 
+    def __init__(self, file: Path, base: Path, lines: Lines) -> None:
+        self.file, self.base, self.lines = file, base, lines
+        self.files: set[Path] = set()
+        self.problems: list[str] = []
+        self._read: dict[tuple[str, str], Contract | None] = {}
 
-def _decode(file: Path, raw: bytes) -> str:
-    """The file as text: UTF-8 without control characters, or an error naming the line."""
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(raw) > 1 and b"\x00" in raw[:2]):
-        raise ScheduleError([f"{file}:1: the file is UTF-16; save it as UTF-8"])
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise ScheduleError([f"{file}:{line}: not UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-                             f"save the file as UTF-8"]) from None
-    bad = _NOT_TEXT.search(text)
-    if bad:
-        line = text.count("\n", 0, bad.start()) + 1
-        raise ScheduleError([f"{file}:{line}: control character U+{ord(bad.group()):04X} in the file; remove it"])
-    return text.removeprefix("\ufeff")
+    def of(self, parsed: _File, index: int, schedule: Schedule) -> Contract | None:
+        raw, loc = (schedule.contract, ("schedules", index, "contract")) if schedule.contract is not None \
+            else (parsed.defaults.contract, ("defaults", "contract"))
+        if raw is None:
+            return None
+        key = (str(raw) if isinstance(raw, str) else f"{loc}", schedule.collection)
+        if key not in self._read:
+            self._read[key] = self._load(raw, loc, schedule.collection)
+        return self._read[key]
 
-
-def _parse(file: Path, text: str) -> tuple[yaml.Node | None, Any]:
-    """Compose, bound, then construct: an alias bomb or deep nesting is refused before it costs anything."""
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        if node is not None:
-            _check_size(file, node)
-            return node, loader.construct_document(node)
-        return None, None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        raise ScheduleError([f"{file}:{line}: not valid YAML: {exc.problem or exc.context}"]) from None
-    except yaml.YAMLError as exc:
-        raise ScheduleError([f"{file}:1: not valid YAML: {str(exc).splitlines()[0][:200]}"]) from None
-    except RecursionError:
-        raise ScheduleError([f"{file}:1: nested too deeply (at most {_MAX_DEPTH} levels)"]) from None
-    finally:
-        loader.dispose()
-
-
-def _check_size(file: Path, root: yaml.Node) -> None:
-    """Count nodes as construction would see them (an alias counts its whole subtree again)."""
-    count = 0
-    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
-    while stack:
-        node, depth = stack.pop()
-        count += 1
-        if count > _MAX_NODES:
-            raise ScheduleError([f"{file}:{node.start_mark.line + 1}: the file expands to more than {_MAX_NODES:,} "
-                                 f"values (YAML aliases referring to aliases?); refused"])
-        if depth > _MAX_DEPTH:
-            raise ScheduleError([f"{file}:{node.start_mark.line + 1}: nested more than {_MAX_DEPTH} levels deep"])
-        if isinstance(node, yaml.MappingNode):
-            stack.extend((part, depth + 1) for pair in node.value for part in pair)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend((item, depth + 1) for item in node.value)
-
-
-def _problem_order(problem: str) -> tuple[int, str]:
-    m = re.search(r":(\d+) ", problem)
-    return (int(m.group(1)) if m else 0, problem)
+    def _load(self, raw: dict[str, Any] | str, loc: tuple[Any, ...], collection: str) -> Contract | None:
+        try:
+            if isinstance(raw, dict):  # its rules are named by their lines in the schedules file
+                return parse_contract(raw, file=self.file, lines=self.lines, base=loc, collection=collection,
+                                      source=self.file.name)
+            path = Path(raw) if Path(raw).is_absolute() else self.base / raw
+            self.files.add(path)
+            if not path.is_file():
+                self.problems.append(f"{self.file}:{line_for(loc, self.lines)} {where(loc)}: no contract file "
+                                     f"{raw!r} (relative to {self.file.name})")
+                return None
+            return load_contract(path, shown_as=raw, collection=collection)
+        except ContractError as exc:
+            self.problems.extend(exc.problems)
+            return None
 
 
 def _absolute(conn: Connection, base: Path) -> Connection:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import threading
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from datetime import UTC
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
 import httpx
@@ -19,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from agent.clock import SystemClock
+from agent.contracts.model import Contract
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.history import RunDiff
@@ -29,11 +31,13 @@ from agent.report import AuditReport
 from agent.secrets import SECRETS
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
+from config.contracts import ContractError, load_contract
 from config.schedules import ScheduleError, load_schedules
 from config.settings import Settings
 from daemon.alerts.cli import register as register_alert_commands
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
+from daemon.contracts_cli import register as register_contract_commands
 from daemon.exit_codes import ExitCode, audit_help
 from daemon.http import parse_listen
 from daemon.incidents.cli import register as register_incident_commands
@@ -43,7 +47,7 @@ from daemon.progress import AuditLines, LoadProgress
 from daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
-from daemon.sources import load_path, open_uri
+from daemon.sources import load_files, open_uri
 from daemon.spool import Spool
 from daemon.store import (
     CollectionRef,
@@ -135,8 +139,10 @@ def _settings() -> Settings:
 @app.command(rich_help_panel=AUDIT, help=audit_help(
     "Audit one collection and print its report (with its diff against the last run when stored)."))
 def audit(
-    file: Annotated[Path | None, typer.Option("--file", help="file to audit: mongoexport JSON (lines or an array), "
-                                                             "mongodump BSON or its folder, gzipped or not")] = None,
+    file: Annotated[list[Path] | None, typer.Option("--file", help="file to audit: mongoexport JSON (lines or an "
+                                                                   "array), mongodump BSON or its folder, gzipped or "
+                                                                   "not; repeat it to load more collections beside "
+                                                                   "the first (a contract's references)")] = None,
     uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                             help="MongoDB / Cosmos DB connection string (read-only use)")] = None,
     database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,
@@ -169,6 +175,9 @@ def audit(
                                                  show_default="ARGUS_LLM_BASE_URL or the provider's")] = None,
     evaluators: Annotated[Evaluators | None, typer.Option(help="fast (rules only), balanced or thorough",
                                                           show_default="ARGUS_LLM_EVALUATORS or fast")] = None,
+    contract_file: Annotated[Path | None, typer.Option("--contract", help="a data contract (YAML: Argus's rules or "
+                                                                          "ODCS) to check besides what Argus infers; "
+                                                                          "see docs/contracts.md")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report; the help text, exit codes included, is set above."""
@@ -183,6 +192,7 @@ def audit(
     except ValueError as exc:
         raise _fail(f"invalid option: {exc}") from None
     target = _target(file, uri, database, collection, options.max_time_ms)
+    contract = _contract(contract_file, target.name)
     console = Console(stderr=True)
     # Predictable: a plain `argus audit` stores only when a history database is configured, never
     # because the daemon happened to create the embedded one.
@@ -206,10 +216,10 @@ def audit(
     if output == OutputFormat.table and console.is_terminal:
         with ProgressDisplay(console, label, steps) as progress:
             report = run_audit(target, setup.planner, options=options, observer=progress, historical_context=context,
-                               gates=setup.gates, llm=setup.account)
+                               gates=setup.gates, llm=setup.account, contract=contract)
     else:
         report = run_audit(target, setup.planner, options=options, observer=AuditLines(console, label, steps),
-                           historical_context=context, gates=setup.gates, llm=setup.account)
+                           historical_context=context, gates=setup.gates, llm=setup.account, contract=contract)
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -226,14 +236,26 @@ def audit(
     raise typer.Exit(_exit_code(report, options.fail_on))
 
 
-def _target(file: Path | None, uri: str | None, database: str | None, collection: str | None,
+def _contract(path: Path | None, collection: str) -> Contract | None:
+    if path is None:
+        return None
+    try:
+        return load_contract(path, collection=collection)
+    except ContractError as exc:
+        raise _fail("the contract is invalid:\n" + "\n".join(exc.problems)) from None
+
+
+def _target(files: list[Path] | None, uri: str | None, database: str | None, collection: str | None,
             max_time_ms: int) -> AuditTarget:
-    if (file is None) == (uri is None):
+    if (not files) == (uri is None):
         raise _fail("give exactly one of --file PATH or --uri URI")
     try:
-        if file is not None:
-            with LoadProgress(Console(stderr=True), file.name) as progress:
-                return load_path(file, collection=collection, max_time_ms=max_time_ms, progress=progress)
+        if files:
+            with contextlib.ExitStack() as stack:
+                def progress(name: str) -> Any:
+                    return stack.enter_context(LoadProgress(Console(stderr=True), name))
+
+                return load_files(files, collection=collection, max_time_ms=max_time_ms, progress=progress)
         assert uri is not None
         source = "ARGUS_MONGODB_URI" if os.environ.get("ARGUS_MONGODB_URI") == uri else "--uri"
         if not database or not collection:
@@ -383,6 +405,7 @@ def prune(older_than: Annotated[float | None, typer.Option(min=0, help="delete r
 
 
 register_alert_commands(app, _with_store, _fail, panel=ALERTS)
+register_contract_commands(app, _target, _fail, _settings, panel=AUDIT)
 register_incident_commands(app, _with_store, _fail, panel=ALERTS)
 
 schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files: `argus schedules check`.")
@@ -414,6 +437,13 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]"
         table.add_row(name, "yes" if s.enabled else "no", f"{s.connection}/{s.database}.{s.collection}",
                       s.trigger.describe(), times if s.enabled else f"(disabled) {times}")
     console.print(table)
+    for name, s in sorted(loaded.schedules.items()):
+        if s.contract is not None:
+            console.print(f"{name}: contract {s.contract.source}: {len(s.contract.checks)} rules", markup=False,
+                          highlight=False, soft_wrap=True)
+            for note in s.contract.notes:
+                console.print(f"warning: {name}: {s.contract.source} {note}", markup=False, highlight=False,
+                              soft_wrap=True)
     for name, conn in sorted(loaded.connections.items()):
         if conn.files is None:
             try:

@@ -25,6 +25,7 @@ from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Met
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.registry import Collector
 
+from agent.contracts.model import RuleOutcome
 from agent.findings import Severity
 from agent.report import ARGUS_VERSION, AuditReport, Outcome
 
@@ -128,6 +129,9 @@ class Metrics:
                                "learned from earlier runs", where, registry=r)
         self.anomalies = Counter("argus_health_anomalies", "Health anomalies found (volume, freshness, drift)",
                                  ["schedule", "kind"], registry=r)
+        self.contract_rules = Gauge("argus_contract_rules", "Declared rules of the schedule's contract at its last "
+                                    "audit, by result (passed, failed, unchecked)", ["schedule", "result"],
+                                    registry=r)
         self.field_nulls = Gauge("argus_field_null_share", "Null or missing share of a field in the last sample "
                                  "(only for schedules with health.field_metrics)", [*where, "field"], registry=r)
 
@@ -175,6 +179,8 @@ class Metrics:
                 counter.labels(name)
             for kind in HEALTH_KINDS:
                 self.anomalies.labels(name, kind)
+            for result in get_args(RuleOutcome):
+                self.contract_rules.labels(name, result)
         self._scheduled = set(intervals)
 
     def observe_report(self, schedule: str, report: AuditReport) -> None:
@@ -203,6 +209,9 @@ class Metrics:
             counter.labels(schedule).inc(amount)
 
         self._observe_health(schedule, report)
+        if report.contract is not None:
+            for result in get_args(RuleOutcome):
+                self.contract_rules.labels(schedule, result).set(report.contract.count(result))
 
     def _observe_health(self, schedule: str, report: AuditReport) -> None:
         health = report.health

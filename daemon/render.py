@@ -7,9 +7,11 @@ from uuid import UUID
 
 import structlog
 from rich.console import Console
+from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
+from agent.contracts.model import ContractReport
 from agent.health.models import HealthSnapshot, age_text
 from agent.history import DiffEntry, RunDiff
 from agent.report import AuditReport, TraceEntry
@@ -76,6 +78,8 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         console.print(f"[red]error:[/red] {report.error}")
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {note}")
+    if report.contract is not None:
+        _print_contract(report.contract, console)
     if not report.findings:
         console.print("[green]No findings.[/green]")
     else:
@@ -95,7 +99,7 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
             row += [_change(entries.get(f.id))] if report.diff else []
             row += [str(f.id)[:8]] if finding_ids else []
             row += [entries[f.id].fingerprint[:12] if f.id in entries else ""] if report.diff else []
-            table.add_row(*row, f.description)
+            table.add_row(*row, escape(f.description))  # a description may quote [brackets]
         console.print(table)
     if report.diff is not None:
         for e in report.diff.by_status("resolved"):
@@ -107,6 +111,25 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
                           f"no longer reported unless its share grows)", highlight=False, markup=False)
     if report.dismissed_findings:
         console.print(f"{len(report.dismissed_findings)} candidate finding(s) dismissed by the finding gate.")
+
+
+_RESULT_STYLE = {"passed": "green", "failed": "red", "unchecked": "yellow"}
+
+
+def _print_contract(contract: ContractReport, console: Console) -> None:
+    """``contract contracts/sales.yaml: 14 rules, 13 passed, 1 failed`` and each rule with its result."""
+    console.print(f"contract {contract.source}: {contract.summary()}", highlight=False, markup=False)
+    for warning in contract.warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}")
+    if not contract.rules:
+        return
+    table = Table(header_style="bold")
+    for column in ("result", "field", "rule", "documents", "line", "detail"):
+        table.add_column(column, overflow="fold")
+    for r in contract.rules:
+        table.add_row(f"[{_RESULT_STYLE[r.result]}]{r.result}[/]", escape(r.field), escape(r.expect),
+                      "" if r.count is None else f"{r.count:,}", str(r.line), escape(r.detail))
+    console.print(table)
 
 
 class StepLog:

@@ -288,7 +288,8 @@ class ScheduleRunner:
                                  llm=None if kind == "heuristic" else self.settings.llm_options(schedule.settings.llm))
             report = run_audit(target, setup.planner, options=options, clock=self.clock,
                                historical_context=context, observer=progress, run_id=progress.run_id,
-                               should_stop=progress.stop.is_set, gates=setup.gates, llm=setup.account)
+                               should_stop=progress.stop.is_set, gates=setup.gates, llm=setup.account,
+                               contract=schedule.contract)
             self._remember_replay_evidence(report)
             return report
         except ArgusError as exc:

@@ -55,6 +55,14 @@ _FINAL_DRAIN_WAIT_S = 30.0  # a worker storing a big report holds the drain lock
 _EMBEDDED_STOP_WAIT_S = 5.0
 
 
+def _version(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_size)
+
+
 class Daemon:
     def __init__(self, settings: Settings, *, schedules_path: Path, listen: tuple[str, int],
                  clock: Clock | None = None, registry: CollectorRegistry | None = None) -> None:
@@ -66,7 +74,7 @@ class Daemon:
         self.started_at = self.clock.now()
         self._stop = threading.Event()
         self._reload = threading.Event()
-        self._file_version: tuple[int, int] | None = None
+        self._file_version: tuple[tuple[int, int] | None, ...] | None = None
         self._last_reload: dict[str, Any] = {"ok_at": None, "error": None, "error_at": None}
         self._ready_cache: tuple[float, bool, list[str]] = (0.0, False, ["starting"])
         self.store_where = ""
@@ -98,7 +106,7 @@ class Daemon:
     def _start(self) -> None:
         assert self.http is not None
         schedules = load_schedules(self.schedules_path)
-        self._file_version = self._stat()
+        self._file_version = self._stat(schedules)
         self.store = self._open_store()
         self.spool = Spool(self.settings.data_dir / "spool")
         self.sources = SourceCache()
@@ -186,12 +194,11 @@ class Daemon:
 
     # --- reload ----------------------------------------------------------------------------------
 
-    def _stat(self) -> tuple[int, int] | None:
-        try:
-            st = self.schedules_path.stat()
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size)
+    def _stat(self, schedules: ScheduleSet | None = None) -> tuple[tuple[int, int] | None, ...]:
+        """The schedules file's and its contract files' versions: an edit to any of them is a reload."""
+        current = schedules or self.scheduler.schedules
+        watched = current.watched if current is not None else ()
+        return tuple(_version(path) for path in (self.schedules_path, *watched))
 
     def _watch(self) -> None:
         while not self._stop.is_set():

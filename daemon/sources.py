@@ -24,7 +24,7 @@ from config.schedules import Connection
 from config.settings import check_mongodb_uri
 from daemon.files import load_file
 
-__all__ = ["SourceCache", "load_jsonl", "load_path", "open_uri"]
+__all__ = ["SourceCache", "load_files", "load_jsonl", "load_path", "open_uri"]
 
 
 def load_path(path: str | Path, *, collection: str | None = None, database: str = "files",
@@ -37,6 +37,30 @@ def load_path(path: str | Path, *, collection: str | None = None, database: str 
     """
     coll = load_file(path, collection=collection, database=database, progress=progress)
     return AuditTarget(coll, connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
+
+
+def load_files(paths: list[Path], *, collection: str | None = None, database: str = "files",
+               connection_name: str = "file", max_time_ms: int = 10_000,
+               progress: Callable[[str], Callable[[int, int], None] | None] | None = None) -> AuditTarget:
+    """The first file audited, every other loaded beside it as a collection of the same database,
+    named after its file: where a contract's ``references`` look values up. ``collection`` names the
+    first; ``progress(file name)`` gives each load's progress callback."""
+    def load(path: Path, name: str | None) -> AuditTarget:
+        return load_path(path, collection=name, database=database, connection_name=connection_name,
+                         max_time_ms=max_time_ms, progress=progress(path.name) if progress else None)
+
+    target = load(paths[0], collection)
+    others = {t.name: t for t in (load(p, None) for p in paths[1:])}
+
+    def sibling(name: str) -> AuditTarget:
+        found = others.get(name)
+        if found is None:
+            raise DataLoadError(f"no collection {name!r} was loaded beside {target.name!r}: give its file "
+                                f"with another --file")
+        return found
+
+    target.set_siblings(sibling)
+    return target
 
 
 def load_jsonl(path: str | Path, *, collection: str | None = None, database: str = "files",
@@ -87,7 +111,11 @@ class SourceCache:
             path = connection.files.get(collection)
             if path is None:
                 raise DataLoadError(f"connection {connection_name!r} has no file for collection {collection!r}")
-            return self._file_target(connection_name, path, database, collection, max_time_ms)
+            target = self._file_target(connection_name, path, database, collection, max_time_ms)
+            # a contract's references read the connection's other files, as collections of one database
+            target.set_siblings(lambda name: self.target(connection_name, connection, database, name,
+                                                         max_time_ms=max_time_ms, where=where))
+            return target
         where = where or f"connection {connection_name!r}"
         uri = connection.uri(where).get_secret_value()
         key = (connection_name, hashlib.sha256(uri.encode()).hexdigest())

@@ -13,7 +13,7 @@ from agent.gates.base import RuleGate, fail, warn
 from agent.state import AgentAction, AgentState, RuleResult
 from agent.tools.count_many import count_many_pipeline
 from agent.tools.guard import check_field_path, check_filter, check_projection
-from agent.tools.models import CountManyInput, GetStatsInput, RunQueryInput
+from agent.tools.models import CountManyInput, GetStatsInput, LookupInput, RunQueryInput
 from agent.tools.registry import ALL_TOOLS
 
 __all__ = ["ProposedAction", "action_gate", "action_key", "parse_action"]
@@ -73,6 +73,9 @@ def _read_only(p: ProposedAction, state: AgentState) -> RuleResult | None:
                 check_filter({"v": decode(p.params.value_filter)}, where="value_filter")
         elif isinstance(p.params, CountManyInput):
             count_many_pipeline(p.params)
+        elif isinstance(p.params, LookupInput):
+            check_field_path(p.params.field)
+            check_filter({p.params.field: {"$in": [decode(v) for v in p.params.values]}})
     except QueryRefused as exc:
         return fail("read_only", str(exc))
     except (ValueError, TypeError) as exc:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent.contracts.model import Rule
 from agent.ejson import filter_key
 from agent.findings import Finding, Severity
 from agent.gates.base import RuleGate, fail, warn
@@ -13,7 +14,41 @@ __all__ = ["SHARE_TOLERANCE", "finding_gate"]
 SHARE_TOLERANCE = 0.0005
 
 
+def _declared_rules(f: Finding, state: AgentState) -> list[Rule] | None:
+    """The contract rules a finding reports (None when it reports none, or names one the contract lacks)."""
+    if f.rule is None or state.contract is None:
+        return None
+    known = {r.id: r for r in state.contract.rules}
+    rules = [known.get(rule_id) for rule_id in f.rule.split("; ")]
+    if any(r is None or r.field != f.field or r.category != f.category for r in rules):
+        return None
+    return [r for r in rules if r is not None]
+
+
+def _declared(f: Finding, state: AgentState) -> RuleResult | None:
+    """Where the contract declares a field's rule of a category, the declared rule decides it: an
+    inferred finding there is refused, and a finding that claims a rule must name one of this run's
+    contract, on its field and category."""
+    if state.contract is None:
+        return fail("declared", f"rule {f.rule!r} is claimed, but this run has no contract") if f.rule else None
+    if f.rule is not None:
+        if _declared_rules(f, state) is None:
+            return fail("declared", f"rule {f.rule!r} is not a rule of {state.contract.source} on {f.field} "
+                                    f"({f.category.value})")
+        return None
+    rules = state.contract.declares(f.field, f.category)
+    if rules:
+        values = state.options.privacy != "strict"
+        said = ", ".join(f"{r.expectation(values=values)} (line {r.line})" for r in rules)
+        return fail("declared", f"{state.contract.source} declares {said} for {f.field}: the declared rule decides "
+                                f"{f.category.value} there, so Argus does not infer it")
+    return None
+
+
 def _evidence_required(f: Finding, state: AgentState) -> RuleResult | None:
+    declared = _declared_rules(f, state)
+    if declared and all(r.collection_rule for r in declared) and f.evidence_query:
+        return None  # an empty collection breaks documents: {min: 1} with no document to show
     if f.affected_count <= 0:
         return fail("evidence_required", "affected_count must be above 0: a finding needs affected documents")
     if not f.evidence_query:
@@ -49,6 +84,9 @@ def _share_consistent(f: Finding, state: AgentState) -> RuleResult | None:
 
 
 def _severity_calibration(f: Finding, state: AgentState) -> RuleResult | None:
+    declared = _declared_rules(f, state)
+    if declared and any(r.severity == f.severity for r in declared):
+        return None  # the contract's author chose this severity for this rule
     floor = state.options.critical_min_share
     if f.severity == Severity.CRITICAL and f.affected_pct < floor:
         return fail("severity_calibration", f"critical needs at least {floor:.0%} of documents affected; "
@@ -72,5 +110,5 @@ def _field_known(f: Finding, state: AgentState) -> RuleResult | None:
 
 
 def finding_gate() -> RuleGate[Finding]:
-    return RuleGate("finding", [_evidence_required, _evidence_confirmed, _share_consistent,
+    return RuleGate("finding", [_declared, _evidence_required, _evidence_confirmed, _share_consistent,
                                 _severity_calibration, _not_marked_false_positive, _field_known])

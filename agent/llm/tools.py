@@ -70,11 +70,17 @@ _FOR_MODEL: dict[str, dict[str, str]] = {
 }
 
 
+# Inputs only Argus itself fills in: a finding's declared rule is written by the contract stage.
+_NOT_FOR_MODEL: dict[str, tuple[str, ...]] = {"write_finding": ("rule",)}
+
+
 def input_schema(name: str) -> dict[str, Any]:
     raw = TOOLS[name].input_model.model_json_schema()
     schema: dict[str, Any] = _inline(raw, raw.get("$defs", {}))
     schema.pop("description", None)  # the model's docstring is for programmers; the tool has its own purpose
     properties = schema.setdefault("properties", {})
+    for hidden in _NOT_FOR_MODEL.get(name, ()):
+        properties.pop(hidden, None)
     for field, text in _FOR_MODEL.get(name, {}).items():
         if field in properties:
             properties[field]["description"] = text

@@ -2,8 +2,9 @@
 
 The CLI and the daemon's runner both call ``make_planner``, so ``argus audit --planner llm`` and
 a schedule with ``planner: llm`` build the same thing. Every planner is wrapped in ``ReplayFirst``
-(persistent patterns are re-checked without a model call); LLM planners fall back to the
-heuristic planner; evaluators follow the profile in the LLM options.
+(persistent patterns are re-checked without a model call) and runs a contract's declared checks
+(``DeclaredFirst``: folded into the heuristic sweep's passes, or alone before a model plans); LLM
+planners fall back to the heuristic planner; evaluators follow the profile in the LLM options.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from agent.clock import Clock, SystemClock
+from agent.contracts.stage import DeclaredFirst
 from agent.errors import ArgusError
 from agent.gates import GateSet
 from agent.gates.finding import finding_gate
@@ -42,7 +44,7 @@ def make_planner(kind: PlannerKind, *, llm: LLMOptions | None = None, clock: Clo
     """Build the planner for one run (planners keep per-run state: never reuse one)."""
     clock = clock or SystemClock()
     if kind == "heuristic":
-        return PlannerSetup(ReplayFirst(HeuristicPlanner(clock=clock)))
+        return PlannerSetup(ReplayFirst(DeclaredFirst(HeuristicPlanner(clock=clock), fold=True)))
     if llm is None:
         raise ArgusError(f"planner {kind!r} needs LLM settings (at least a model)")
     # Imported here: the openai package takes a second or more to import, which every heuristic run
@@ -60,10 +62,10 @@ def make_planner(kind: PlannerKind, *, llm: LLMOptions | None = None, clock: Clo
 
     planner: Planner
     if kind == "llm":
-        planner = LLMPlanner(chat("planner", llm.model), options=llm, account=account,
-                             fallback=lambda: HeuristicPlanner(clock=clock))
+        planner = DeclaredFirst(LLMPlanner(chat("planner", llm.model), options=llm, account=account,
+                                           fallback=lambda: HeuristicPlanner(clock=clock)), fold=False)
     else:
-        planner = HybridPlanner(HeuristicPlanner(clock=clock), lambda sweep: LLMPlanner(
+        planner = HybridPlanner(DeclaredFirst(HeuristicPlanner(clock=clock), fold=True), lambda sweep: LLMPlanner(
             chat("planner", llm.model), options=llm, account=account, fallback=lambda: sweep, hybrid=True))
     gates = GateSet()
     if llm.evaluators in ("balanced", "thorough"):

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from agent.planners.base import Planner
-from agent.planners.heuristic import HeuristicPlanner
 from agent.planners.llm import LLMPlanner
 from agent.state import AgentAction, AgentState
 
@@ -22,7 +21,7 @@ __all__ = ["HybridPlanner"]
 class HybridPlanner:
     name = "hybrid"
 
-    def __init__(self, heuristic: HeuristicPlanner, llm: Callable[[Planner], LLMPlanner]) -> None:
+    def __init__(self, heuristic: Planner, llm: Callable[[Planner], LLMPlanner]) -> None:
         """``llm`` builds the model planner given its fallback (the suspended sweep)."""
         self.heuristic = heuristic
         self.llm = llm(heuristic)

@@ -74,7 +74,10 @@ class ReplayFirst:
         context = state.historical_context
         if not isinstance(context, HistoricalContext):
             return
-        patterns = [p for p in [*context.persistent, *context.one_off] if _replayable(p)]
+        # A field and category the contract declares is decided by its rule, counted by the contract stage.
+        declared = {(r.field, r.category) for r in state.contract.rules} if state.contract is not None else set()
+        patterns = [p for p in [*context.persistent, *context.one_off]
+                    if _replayable(p) and (p.field, p.category) not in declared]
         for start in range(0, len(patterns), COUNT_MANY_MAX):
             batch = patterns[start:start + COUNT_MANY_MAX]
             # One pass over the collection counts every pattern's evidence (count_many), not one pass each.

@@ -38,6 +38,8 @@ class DatabaseCost(BaseModel):
     server: ServerKind = "unknown"
     queries_sent: int = Field(0, description="operations sent to the audited collection")
     passes: int = Field(0, description="operations that visited the whole collection ($sample excluded)")
+    lookups: int = Field(0, description="reads of referenced collections by reference checks ($in over a batch of "
+                                        "values: index lookups where the referenced field is indexed); not passes")
     documents_examined: int = Field(0, description="documents visited, where known (passes x collection size, "
                                                    "plus sampled documents)")
     throttled: int = Field(0, description="requests the server refused with 16500 (TooManyRequests) and Argus retried")
@@ -95,6 +97,7 @@ class OperationLedger:
             server=self.server,
             queries_sent=len(self.records),
             passes=sum(1 for r in self.records if r.full_pass),
+            lookups=sum(1 for r in self.records if r.kind == "lookup"),
             documents_examined=sum(r.documents_examined or 0 for r in self.records),
             throttled=sum(r.throttled for r in self.records) + self.pending_throttles,
             request_units=self.request_units,

@@ -57,7 +57,7 @@ def _stats_branches(params: GetStatsInput, query: dict[str, Any] | None,
                     value_filter: dict[str, Any] | None) -> list[list[dict[str, Any]]]:
     if params.operation == "duplicates":
         return list(duplicate_branches(params.field, query, value_filter))
-    return [build_pipeline(params.field, params.operation, query, value_filter)]
+    return [build_pipeline(params.field, params.operation, query, value_filter, params.limit)]
 
 
 def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], list[Any]]:
@@ -164,7 +164,7 @@ def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[st
         else:
             rows_for = out.get(f"s{i}_0") or []
         branch = build_pipeline(stat.field, stat.operation, query,
-                                decode(stat.value_filter) if stat.value_filter else None)
+                                decode(stat.value_filter) if stat.value_filter else None, stat.limit)
         stats.append(stats_result(stat, target.name, rows_for, query, branch))
     return CountManyResult(collection=target.name, counts=counts, stats=stats,
                            query_used=json.dumps(encode(pipeline), separators=(",", ":"))[:2000])

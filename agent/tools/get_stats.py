@@ -30,8 +30,10 @@ def _values(field: str, query: dict[str, Any] | None, value_filter: dict[str, An
 
 
 def build_pipeline(field: str, operation: str, query: dict[str, Any] | None,
-                   value_filter: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The aggregation pipeline for one operation (decoded BSON values, guard not yet applied)."""
+                   value_filter: dict[str, Any] | None, limit: int | None = None) -> list[dict[str, Any]]:
+    """The aggregation pipeline for one operation (decoded BSON values, guard not yet applied);
+    ``limit``: how many values a distinct or value_counts lists (default ``DISTINCT_CAP``)."""
+    cap = limit or DISTINCT_CAP
     if operation == "count":
         exists = {field: {"$exists": True}}
         match = {"$and": [query, exists]} if query else exists
@@ -40,10 +42,10 @@ def build_pipeline(field: str, operation: str, query: dict[str, Any] | None,
     if operation in ("min", "max", "avg"):
         return [*base, {"$group": {"_id": None, "r": {f"${operation}": "$v"}}}]
     if operation == "distinct":
-        return [*base, {"$group": {"_id": "$v"}}, {"$limit": DISTINCT_CAP + 1}]
+        return [*base, {"$group": {"_id": "$v"}}, {"$limit": cap + 1}]
     if operation == "value_counts":
         return [*base, {"$group": {"_id": "$v", "n": {"$sum": 1}}}, {"$sort": {"n": -1}},
-                {"$limit": DISTINCT_CAP + 1}]
+                {"$limit": cap + 1}]
     if operation == "duplicates":
         top, totals = duplicate_branches(field, query, value_filter)
         shared = len(base) + 2
@@ -73,7 +75,7 @@ def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
         check_filter(query)
     if value_filter is not None:
         check_filter({"v": value_filter}, where="value_filter")
-    pipeline = build_pipeline(params.field, params.operation, query, value_filter)
+    pipeline = build_pipeline(params.field, params.operation, query, value_filter, params.limit)
     check_pipeline(pipeline)
     return stats_result(params, target.name, target.aggregate(pipeline), query, pipeline)
 
@@ -86,17 +88,18 @@ def stats_result(params: GetStatsInput, collection: str, rows: list[Any], query:
     totals: dict[str, int] | None = None
     value: Any
     op = params.operation
+    cap = params.limit or DISTINCT_CAP
     if op == "count":
         value = int(rows[0]["n"]) if rows else 0
     elif op in ("min", "max", "avg"):
         value = encode(rows[0]["r"]) if rows else None
     elif op == "distinct":
-        capped = len(rows) > DISTINCT_CAP
-        value = sorted((encode(r["_id"]) for r in rows[:DISTINCT_CAP]), key=lambda v: json.dumps(v, sort_keys=True))
+        capped = len(rows) > cap
+        value = sorted((encode(r["_id"]) for r in rows[:cap]), key=lambda v: json.dumps(v, sort_keys=True))
     elif op == "value_counts":
-        capped = len(rows) > DISTINCT_CAP
+        capped = len(rows) > cap
         value = sorted(({"value": encode(r["_id"]), "count": int(r["n"])} for r in rows), key=_sort_key)
-        value = value[:DISTINCT_CAP]
+        value = value[:cap]
     else:  # duplicates
         facet = rows[0] if rows else {"top": [], "totals": []}
         top = facet.get("top", [])

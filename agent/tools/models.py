@@ -8,9 +8,10 @@ language model. Results hold JSON-safe values (Extended JSON for BSON types).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 __all__ = [
     "RUN_QUERY_HARD_LIMIT",
@@ -24,6 +25,8 @@ __all__ = [
     "DateStats",
     "FieldStats",
     "GetStatsInput",
+    "LookupInput",
+    "LookupResult",
     "NumericStats",
     "RunQueryInput",
     "RunQueryResult",
@@ -40,6 +43,7 @@ RUN_QUERY_DEFAULT_LIMIT = 50
 RUN_QUERY_HARD_LIMIT = 1000
 DISTINCT_CAP = 1000
 DUPLICATES_CAP = 5000  # repeated values a duplicates result lists: a finding's evidence names them all
+DISTINCT_MAX = 50_000  # the most a distinct or value_counts may be asked to list (a reference check's values)
 
 
 class _Input(BaseModel):
@@ -85,6 +89,9 @@ class NumericStats(BaseModel):
     high_tail: list[tuple[float, int]] = Field(default_factory=list, description="largest distinct values")
     spreads: dict[str, Spread] = Field(default_factory=dict, description="of the finite values ('all'), of those "
                                                                          "at least zero and of those above zero")
+    log_bins: list[tuple[int, int]] = Field(
+        default_factory=list, description="positive finite values per tenth of a decade: (floor(10 * log10(v)), "
+                                          "count), ascending; a second cluster 100 times the bulk shows as its own run")
 
 
 class DateStats(BaseModel):
@@ -114,6 +121,9 @@ class StringStats(BaseModel):
     units: list[tuple[str, int]] = Field(default_factory=list, description="unit text after a leading number")
     unit_count: int = Field(0, description="distinct unit texts")
     top_values: list[tuple[Any, int]] = Field(description="all values when at most 100 distinct, else the top 20")
+    value_space: float | None = Field(
+        None, description="log10 of the strings the characters seen at each position allow, summed over the "
+                          "values' lengths (a 5-digit code drawn at random: 5.0); None for values past 64 characters")
 
 
 class ArrayStats(BaseModel):
@@ -193,6 +203,8 @@ class GetStatsInput(_Input):
     filter: dict[str, Any] | None = Field(None, description="documents to include, Extended JSON")
     value_filter: dict[str, Any] | None = Field(
         None, description="condition on each value after arrays are flattened, e.g. {'$gt': 100}")
+    limit: int | None = Field(None, ge=1, le=DISTINCT_MAX, description="distinct, value_counts: values to list "
+                                                                      "(default 1,000)")
 
 
 class StatsResult(BaseModel):
@@ -201,7 +213,8 @@ class StatsResult(BaseModel):
     operation: str
     error: str | None = Field(None, description="the engine refused this statistic alone: value means nothing")
     value: Any = Field(description="number, list of values, or list of {value, count}")
-    capped: bool = Field(False, description="distinct/value_counts/duplicates stopped at 1,000 values")
+    capped: bool = Field(False, description="distinct/value_counts/duplicates stopped at their limit (1,000 values "
+                                            "unless asked for more)")
     totals: dict[str, int] | None = Field(None, description="duplicates: {'values': groups, 'documents': n}")
     filter_used: dict[str, Any] | None = None
     query_used: str = Field(description="the pipeline that was run, as JSON")
@@ -239,7 +252,32 @@ class CountManyResult(BaseModel):
     query_used: str = Field(description="the pipeline that was run, as JSON (cut at 2,000 characters)")
 
 
+# --- lookup_references ----------------------------------------------------------------------
+
+LOOKUP_BATCH = 1000  # values per $in lookup in the referenced collection
+
+
+class LookupInput(_Input):
+    collection: str = Field(min_length=1, description="the referenced collection, in the audited one's database")
+    field: str = Field(description="the referenced field (dot notation)")
+    values: list[Any] = Field(max_length=DISTINCT_MAX, description="the distinct values to look up, Extended JSON")
+
+
+class LookupResult(BaseModel):
+    collection: str
+    field: str
+    checked: int = Field(description="distinct values looked up")
+    missing: list[Any] = Field(default_factory=list, description="values no document of the collection holds")
+    lookups: int = Field(0, description="$in lookups sent (batches of 1,000 values)")
+    indexed: bool | None = Field(None, description="the referenced field leads an index (each lookup reads the "
+                                                   "index); None when unknown")
+    documents: int = Field(0, description="documents in the referenced collection (its server count)")
+
+
 # --- conclude --------------------------------------------------------------------------------
 
 class ConcludeInput(_Input):
     summary: str = ""
+    # Hidden from a model's tool schema: a planner's own account of what it left unchecked (paths and
+    # counts, never document values), which the report lists among its notes.
+    notes: SkipJsonSchema[list[Annotated[str, Field(max_length=1000)]]] = Field(default_factory=list, max_length=50)

@@ -397,9 +397,32 @@ def _numeric_stats(values: list[float]) -> NumericStats | None:
         quantiles={k: _quantile(finite, q) for k, q in _QUANTILES.items()},
         negative_count=sum(1 for v in finite if v < 0), zero_count=sum(1 for v in finite if v == 0),
         integer_share=sum(1 for v in finite if v == int(v)) / len(finite),
-        low_tail=low, high_tail=high, spreads=_spreads(finite),
+        low_tail=low, high_tail=high, spreads=_spreads(finite), log_bins=_log_bins(finite),
     )
 
+
+def _log_bins(finite: list[float]) -> list[tuple[int, int]]:
+    """Positive values counted per tenth of a decade: the sample's shape on a log scale, coarse
+    enough to stay small (a few dozen bins) and fine enough to show an empty band between clusters."""
+    bins: Counter[int] = Counter(math.floor(10 * math.log10(v)) for v in finite if v > 0)
+    return sorted(bins.items())
+
+
+def _value_space(counts: Counter[str]) -> float | None:
+    """log10 of how many strings the characters seen at each position allow, summed over the
+    values' lengths: ``02134``-like codes drawn at random fill every digit everywhere (5.0), a
+    counter written ``E100123`` keeps its leading digits (far fewer). An estimate of the space the
+    values are drawn from, so the chance that two of them coincide can be judged. None for values
+    longer than the shape limit."""
+    by_length: dict[int, list[set[str]]] = {}
+    for value in counts:
+        if len(value) > _SHAPE_CHARS:
+            return None
+        seen = by_length.setdefault(len(value), [set() for _ in value])
+        for position, ch in enumerate(value):
+            seen[position].add(ch)
+    space = sum(math.prod(len(chars) for chars in seen) for seen in by_length.values())
+    return round(math.log10(space), 3) if space > 0 else None
 
 
 def _date_stats(values: list[datetime]) -> DateStats | None:
@@ -439,6 +462,7 @@ def _string_stats(values: list[str]) -> StringStats | None:
         formats=dict(formats), units=units.most_common(10), unit_count=len(units),
         top_values=[(_display(v), c) for v, c in counts.most_common(CARDINALITY_CAP if len(counts) <= CARDINALITY_CAP
                                                                       else TOP_VALUES)],
+        value_space=_value_space(counts),
     )
 
 

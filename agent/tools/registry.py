@@ -2,8 +2,9 @@
 
 Planners, the action gate (input shape) and the LLM tool schemas all read this table.
 ``TOOLS`` are the tools offered to language models; ``ALL_TOOLS`` adds ``count_many``, the
-batched confirmation the rule planner uses, which the loop and gates accept from any planner
-but which is kept out of model prompts (its schema would cost every request tokens).
+batched confirmation the rule planner uses, and ``lookup_references``, a contract's reference
+check, which the loop and gates accept from any planner but which are kept out of model prompts
+(their schemas would cost every request tokens).
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from agent.tools.models import (
     CountManyInput,
     CountManyResult,
     GetStatsInput,
+    LookupInput,
+    LookupResult,
     RunQueryInput,
     RunQueryResult,
     SchemaSampleInput,
@@ -28,7 +31,8 @@ from agent.tools.models import (
 
 __all__ = ["ALL_TOOLS", "TOOLS", "ActionName", "ToolSpec"]
 
-ActionName = Literal["schema_sample", "run_query", "get_stats", "count_many", "write_finding", "conclude"]
+ActionName = Literal["schema_sample", "run_query", "get_stats", "count_many", "lookup_references", "write_finding",
+                     "conclude"]
 
 
 @dataclass(frozen=True)
@@ -64,4 +68,8 @@ COUNT_MANY = ToolSpec("count_many", "Many exact counts in one pass over the coll
                       "values; stats are get_stats operations computed in the same pass.",
                       CountManyInput, CountManyResult, True)
 
-ALL_TOOLS: dict[str, ToolSpec] = {**TOOLS, COUNT_MANY.name: COUNT_MANY}
+LOOKUP = ToolSpec("lookup_references", "Which of some values exist in a field of another collection of the same "
+                  "database ($in lookups in batches, never $lookup): a contract's references rule.",
+                  LookupInput, LookupResult, True)
+
+ALL_TOOLS: dict[str, ToolSpec] = {**TOOLS, COUNT_MANY.name: COUNT_MANY, LOOKUP.name: LOOKUP}

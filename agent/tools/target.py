@@ -69,7 +69,8 @@ class AuditTarget:
 
     def __init__(self, collection: Any, *, connection_name: str = "default",
                  max_time_ms: int = DEFAULT_MAX_TIME_MS, in_memory: bool | None = None,
-                 sleep: Callable[[float], None] = time.sleep, sample_seed: int | None = None) -> None:
+                 sleep: Callable[[float], None] = time.sleep, sample_seed: int | None = None,
+                 siblings: Callable[[str], AuditTarget] | None = None) -> None:
         if isinstance(collection, Collection):
             collection = collection.with_options(codec_options=collection.codec_options.with_options(
                 datetime_conversion=DatetimeConversion.DATETIME_AUTO))
@@ -86,10 +87,39 @@ class AuditTarget:
         self._probing = not self.in_memory
         self._seed = zlib.crc32(f"{self.database}.{self.name}".encode()) if sample_seed is None else sample_seed
         self._time_cap: Callable[[], int | None] = lambda: None
+        self._siblings = siblings
+        self._is_sibling = False
 
     def cap_time_with(self, remaining_ms: Callable[[], int | None]) -> None:
         """Let the loop shrink each query's limit to the audit's remaining wall-clock budget."""
         self._time_cap = remaining_ms
+
+    def sibling(self, name: str) -> AuditTarget:
+        """Another collection of the same database, read through the same wrapper (a reference check's
+        lookups): its reads share this target's ledger, time cap and retries, and are recorded as
+        lookups, never as passes over the audited collection. ``siblings`` (a files connection, whose
+        collections are loaded one file each) finds it; by default it is ``database[name]``."""
+        try:
+            other = self._siblings(name) if self._siblings is not None else AuditTarget(
+                self._collection.database[name], connection_name=self.connection_name,
+                max_time_ms=self.max_time_ms, in_memory=self.in_memory, sleep=self._sleep)
+        except (TypeError, KeyError) as exc:  # a collection loaded alone (a file) has no database to look in
+            raise ToolError(f"no collection {name!r} can be read beside {self.name!r}") from exc
+        other.ledger = self.ledger
+        other._is_sibling = True
+        other._time_cap = self._time_cap
+        other._probing = self._probing
+        return other
+
+    def set_siblings(self, siblings: Callable[[str], AuditTarget]) -> None:
+        """How ``sibling`` finds another collection of the same database (a files connection's file)."""
+        self._siblings = siblings
+
+    def lookup(self, pipeline: list[dict[str, Any]]) -> list[Any]:
+        """An aggregation that reads only what its leading ``$match`` selects (an index lookup where the
+        field is indexed): recorded as a lookup, not a pass."""
+        return self._call("lookup", False,
+                          lambda limit_ms: list(self._collection.aggregate(pipeline, maxTimeMS=limit_ms)))
 
     def cost(self) -> DatabaseCost:
         """What the operations sent so far cost: the report's ``database_cost``."""
@@ -120,7 +150,8 @@ class AuditTarget:
     def estimated_document_count(self) -> int:
         size = self._call("estimated_document_count", False,
                           lambda limit_ms: int(self._collection.estimated_document_count(maxTimeMS=limit_ms)))
-        self.ledger.collection_size = size
+        if not self._is_sibling:  # the audited collection's size: what a pass examines
+            self.ledger.collection_size = size
         return size
 
     def newest(self, field: str) -> Any:

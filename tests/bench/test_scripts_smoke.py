@@ -44,6 +44,17 @@ def test_sweep_refuses_rates_it_cannot_plant() -> None:
     assert done.returncode == 2 and "every rate between 0 and 0.5" in done.stderr
 
 
+def test_neutral_names_prints_each_kind_named_beside_neutral() -> None:
+    done = _run("bench/neutral.py", "--size", "200", "--kinds", "null_flag", "--rates", "0.05")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    header = next(line for line in lines if line.startswith("kind"))
+    assert header.split()[:3] == ["kind", "field", "named:"] and "neutral:" in header
+    row = next(line for line in lines if line.startswith("null_flag"))
+    assert row.split()[1] == "sales.paid"
+    assert "control (clean sales): named " in done.stdout
+
+
 def test_stability_prints_a_row_per_collection(tmp_path: Path) -> None:
     docs = [{"visit_id": f"V{i:04d}", "ward": ["a", "b", "c"][i % 3], "minutes": 10 + i % 50} for i in range(150)]
     (tmp_path / "visits.jsonl").write_text("\n".join(json_util.dumps(d) for d in docs))
@@ -58,3 +69,16 @@ def test_stability_without_a_bench_says_so_and_exits_one(tmp_path: Path) -> None
     done = _run("bench/stability.py", str(tmp_path / "missing"))
     assert done.returncode == 1
     assert "nothing measured" in done.stderr and done.stdout == ""
+
+
+def test_contracts_round_trip_finds_the_planted_defects_and_passes_the_clean_copy() -> None:
+    done = _run("bench/contracts.py", "--quick")
+    assert done.returncode == 0, done.stderr
+    row = done.stdout.splitlines()[0].split()
+    assert row[0] == "tickets" and "found 3/3" in done.stdout
+    assert "0 failed" in done.stdout.split("clean copy")[1] and "audit passes 3" in done.stdout
+
+
+def test_contracts_without_a_bench_says_so_and_exits_one(tmp_path: Path) -> None:
+    done = _run("bench/contracts.py", str(tmp_path))
+    assert done.returncode == 1 and "nothing measured" in done.stderr

@@ -1,8 +1,9 @@
 """What a field's name says about its values: identifiers, signed quantities, known ranges.
 
-Names only ever narrow what the statistics already suspect (a range check applies only when the
-sample's bulk already sits inside the range), so an unusual naming convention costs recall,
-never precision.
+A name may add a check or raise a severity; it is never the only reason a field goes unchecked
+(issue 20). A rule a name adds applies only where the sample agrees (a range only when the bulk
+already sits inside it), so an unusual naming convention costs neither precision nor, since the
+values decide what is checked, the checks the statistics ask for.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["NameHints", "hints_for", "names_own_key", "names_reference", "never_required", "optional", "words_of"]
+__all__ = ["NameHints", "hints_for", "later_stage", "names_own_key", "names_reference", "optional", "words_of"]
 
 _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -296,17 +297,10 @@ def names_reference(path: str, collection: str) -> bool:
     return not all(w in _RECORD_WORDS for w in entity)
 
 
-# --- fields a document may lack by meaning (null_rate) ---------------------------------------
-# A hierarchy's link upwards is empty at its root: the top managers have no ``manager_id``, root
-# categories no ``parent_id``, first customers no ``referrer``.
-_HIERARCHY = {"manager", "supervisor", "boss", "mentor", "referrer", "sponsor", "superior", "upline", "parent",
-              "reports", "referred", "invited"}
-# Free-text annotations and name or address parts most records have none of.
-_ANNOTATIONS = {"note", "notes", "comment", "comments", "remark", "remarks", "memo", "annotation", "annotations",
-                "middle", "suffix", "nickname", "maiden", "apt", "apartment", "suite"}
-_SECOND_LINE = {"line", "address", "addr", "street"}
+# --- dates a document may lack until they happen (null_rate) --------------------------------
 # A later stage of a record's life is empty until it happens: an order not yet delivered, a
-# subscription still running, a ticket still open, an employee still employed.
+# subscription still running, a ticket still open, an employee still employed. Only a date can
+# wait for its event: a flag named ``paid`` holds true or false from the start.
 _LATER_STAGE = {"delivered", "closed", "end", "ended", "ending", "finished", "completed", "resolved", "cancelled",
                 "canceled", "cancellation", "terminated", "termination", "returned", "refunded", "refund", "paid",
                 "archived", "deleted", "expired", "approved", "rejected", "churned", "unsubscribed", "answered",
@@ -320,14 +314,11 @@ _SECONDARY = {"secondary", "alternate", "alternative", "alt", "other", "second",
 _REACH = {"email", "mail", "address", "contact"}
 
 
-def never_required(path: str) -> bool:
-    """A field whose meaning makes it empty in some documents (``manager_id``, ``notes``,
-    ``middle_name``, ``address_line_2``, ``delivered_at``, ``end_date``): a share of documents
-    without it is no defect."""
-    words = _words(path)
-    if len(words) >= 2 and words[-1] in {"2", "3"} and words[-2] in _SECOND_LINE:
-        return True
-    return any(w in _HIERARCHY or w in _ANNOTATIONS or w in _LATER_STAGE for w in words)
+def later_stage(path: str) -> bool:
+    """The name of a date says a later stage of a record's life (``delivered_at``, ``end_date``,
+    ``cancelled_on``): documents may lack it until that stage comes. The planner asks this of date
+    fields only, and lets it excuse a steady share of documents without one, never a jump."""
+    return any(w in _LATER_STAGE for w in _words(path))
 
 
 def optional(path: str) -> bool:

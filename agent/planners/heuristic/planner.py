@@ -33,19 +33,16 @@ from agent.ejson import decode, encode, filter_key
 from agent.errors import ArgusError
 from agent.findings import Category, Severity
 from agent.history import HistoricalContext, fingerprint
-from agent.planners.heuristic.names import (
-    NameHints,
-    hints_for,
-    names_own_key,
-    names_reference,
-    never_required,
-    optional,
-)
+from agent.planners.heuristic.declared import steered
+from agent.planners.heuristic.keys import GROUP_MEMORY, KeyPlan, group_bytes, key_plan, verdict
+from agent.planners.heuristic.names import NameHints, hints_for, optional
+from agent.planners.heuristic.presence import self_links, waits_for_its_event
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
 from agent.planners.heuristic.relations import intervals, products
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
+from agent.tools.elements import per_element as _per_element
 from agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
 from agent.tools.models import CountManyResult, FieldStats, SchemaSampleResult, StatsResult
 
@@ -61,21 +58,14 @@ NULL_ASK_SHARE = 0.45        # ... so ask about nulls when the sample shows at m
 MIN_VALUES = 20              # fewer sampled values than this say nothing about a distribution
 CATEGORICAL_RATIO = 0.2      # distinct / values at or below this: a categorical field
 ENUM_VALUES = 20             # ... as is any field with at most this many distinct values in the sample
-KEY_UNIQUE_NAMED = 0.6       # a field named as a key is checked for duplicates when this unique in the sample
-KEY_UNIQUE_SHAPED = 0.8     # ... a field shaped like an identifier (ORD-1234, UUID), when this unique
-KEY_MIN_VALUES = 200         # ... judged on at least this many sampled values
-UNIQUE_IN_SAMPLE = 0.98      # distinct / values at or above this: unique in the sample but for a chance pair or two
-DUPLICATE_MAX_SHARE = 0.05   # a field merely unique in the sample: duplicates this common mean it is no key
 PRODUCT_TOLERANCE = 0.005     # a total may differ from quantity times unit price by rounding: half a percent,
 PRODUCT_TOLERANCE_ABS = 0.011  # ... or a cent
 PRODUCT_MAX_SHARE = 0.2       # more totals off than this: something else (unnamed) enters the total
 INTERVAL_MAX_SHARE = 0.5     # ends before starts in most documents: the names pair the fields wrongly
-DUPLICATE_MAX_SHARE_KEY = 0.5  # a named or identifier-shaped key: duplicates stop being a minority here
-PAIRS = 2.2                  # ... unless they come in pairs (a retry wrote a record twice; a reference gathers more)
-DENSE_SPAN = 10              # an unnamed integer is a counter when its values span at most this times the documents
 EMPTY_ARRAY_MAX_SHARE = 0.1  # empty arrays more common than this are how the data says "none"
 EXAMPLES = 5
 
+_DECLARED_KEY = KeyPlan(cap=1.0)  # a duplicates probe no inference made: the field is a key whatever the share
 _FAMILY = {"int": "number", "long": "number", "double": "number", "decimal": "number"}
 _TYPE_ALIAS = {"number": "number", "string": "string", "date": "date", "bool": "bool", "objectId": "objectId",
                "object": "object", "array": "array", "binData": "binData"}
@@ -167,7 +157,7 @@ class _Probe:
     fence: Fence | None = None
     dates: bool = False
     hints: NameHints | None = None
-    cap: float = 1.0                 # duplicates: more documents than this share, the field is no key
+    key: KeyPlan | None = None       # duplicates: how the whole collection's repeated values are judged
 
 
 @dataclass
@@ -177,6 +167,7 @@ class _Plan:
     outliers: dict[str, tuple[list[dict[str, Any]], list[str], bool]] = field(default_factory=dict)
     # (documents with a value beyond the fence, the probes that check its gap when there are any)
     fences: list[tuple[dict[str, Any], list[_Probe]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # checks the audit skipped, and why: the report says so
 
 
 class HeuristicPlanner:
@@ -188,6 +179,7 @@ class HeuristicPlanner:
     def __init__(self, *, clock: Clock | None = None) -> None:
         self._clock = clock or SystemClock()
         self._proc: Steps | None = None
+        self._notes: list[str] = []  # checks the audit skipped, and why: its conclusion hands them to the report
 
     def propose(self, state: AgentState) -> AgentAction:
         try:
@@ -196,7 +188,8 @@ class HeuristicPlanner:
                 return next(self._proc)
             return self._proc.send(state.last_observation)
         except StopIteration:
-            return AgentAction(action="conclude", reasoning="every hypothesis has been checked")
+            return AgentAction(action="conclude", reasoning="every hypothesis has been checked",
+                               action_input={"notes": self._notes})
 
     # --- the audit ---------------------------------------------------------------------------
 
@@ -212,7 +205,10 @@ class HeuristicPlanner:
             return
         now = self._clock.now()
         fields = sorted((f for f in schema.fields if f.queryable and f.path != "_id"), key=lambda f: f.path)
-        plan = _hypotheses(fields, now, collection=state.collection, size=schema.collection_size)
+        plan = steered(_hypotheses(fields, now, collection=state.collection, size=schema.collection_size,
+                                   sampled=schema.documents_sampled, history=state.historical_context),
+                       state.contract)
+        self._notes = plan.notes
         queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences])
         counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
                                                       f"fields in one pass")
@@ -236,7 +232,7 @@ class HeuristicPlanner:
             if second is not None:
                 for check, evidence in zip(confirmed, second.counts, strict=True):
                     yield from self._write(state, check, evidence.filter, evidence.matched_count, evidence.documents)
-        obs = yield AgentAction(action="conclude", reasoning="all fields checked")
+        obs = yield AgentAction(action="conclude", reasoning="all fields checked", action_input={"notes": self._notes})
         if obs is not None and obs.kind == "run_rejected":
             missing = [p for p in state.auditable_fields() if p not in state.fields_investigated]
             if missing:
@@ -312,14 +308,17 @@ def _one_per_field_and_category(checks: list[_Check]) -> list[_Check]:
 
 # --- hypotheses from the sample (pure) -----------------------------------------------------------
 
-def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = "", size: int | None = None) -> _Plan:
+def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = "", size: int | None = None,
+                sampled: int | None = None, history: Any = None) -> _Plan:
     plan = _Plan()
     drifted = _schema_drift(fields, plan)
     paths = [f.path for f in fields]
+    links = self_links(fields)
     for f in fields:
         if f.path not in drifted:
-            _presence(f, plan)
-        _field(f, now, plan, renamed=f.path in drifted, collection=collection, size=size, siblings=paths)
+            _presence(f, plan, links=links, history=history)
+        _field(f, now, plan, renamed=f.path in drifted, collection=collection, size=size, siblings=paths,
+               sampled=sampled)
     for pair in intervals(fields):
         plan.checks.append(_Check(
             pair.end, Category.CROSS_FIELD,
@@ -343,32 +342,6 @@ def _hypotheses(fields: list[FieldStats], now: datetime, *, collection: str = ""
         for check in plan.checks:
             check.query = _per_element(check.query, arrays)
     return plan
-
-
-def _per_element(query: dict[str, Any], arrays: frozenset[str]) -> dict[str, Any]:
-    """``query`` with every condition on a path inside an array of objects asked of one element.
-
-    ``{"items.qty": {"$not": {"$type": "number"}}}`` matches a document only when *no* element's
-    ``qty`` is a number, so one bad line among good ones went uncounted; an order with one bad
-    line is affected: ``{"items": {"$elemMatch": {"qty": {"$not": ...}}}}``. Conditions on the
-    same array share one ``$elemMatch`` (they speak of the same element)."""
-    out: dict[str, Any] = {}
-    grouped: dict[str, dict[str, Any]] = {}
-    for key, cond in query.items():
-        if key in ("$or", "$and", "$nor") and isinstance(cond, list):
-            out[key] = [_per_element(c, arrays) for c in cond]
-            continue
-        parts = key.split(".")
-        prefix = next((".".join(parts[:i]) for i in range(1, len(parts)) if ".".join(parts[:i]) in arrays), None)
-        if prefix is None:
-            out[key] = cond
-        else:
-            grouped.setdefault(prefix, {})[key[len(prefix) + 1:]] = cond
-    for prefix, conditions in grouped.items():
-        nested = frozenset(a[len(prefix) + 1:] for a in arrays if a.startswith(prefix + "."))
-        out.pop(prefix, None)  # "the enclosing object exists" is implied by a matching element
-        out[prefix] = {"$elemMatch": _per_element(conditions, nested)}
-    return out
 
 
 def _schema_drift(fields: list[FieldStats], plan: _Plan) -> set[str]:
@@ -396,25 +369,28 @@ def _schema_drift(fields: list[FieldStats], plan: _Plan) -> set[str]:
     return drifted
 
 
-def _presence(f: FieldStats, plan: _Plan) -> None:
-    """Missing or null in a minority of documents that otherwise carry the field. Not asked of a
-    field empty by meaning (the root of a hierarchy has no ``manager_id``, most records no
-    ``notes``); a contact detail people may not give (``phone``, ``fax``) is reported a step lower.
-    Absent and null count alike: a writer that drops a field (``mongoimport --ignoreBlanks``, a
-    client that omits empty keys) leaves it absent, so absence is no milder sign than null."""
-    if never_required(f.path):
-        return
+def _presence(f: FieldStats, plan: _Plan, *, links: frozenset[str] = frozenset(), history: Any = None) -> None:
+    """Missing or null in a minority of documents that otherwise carry the field, whatever its name
+    and type. Not asked of a link between the collection's own documents (``links``: the top of a
+    hierarchy has no ``manager_id``), nor of a date of a later stage (``delivered_at``) while its
+    share holds steady against ``history``; a contact detail people may not give (``phone``,
+    ``fax``) is reported a step lower. Absent and null count alike: a writer that drops a field
+    (``mongoimport --ignoreBlanks``, a client that omits empty keys) leaves it absent, so absence is
+    no milder sign than null."""
     base = max(f.parent_present_count, 1)
     share = ((base - f.present_count) + f.null_count) / base
-    if share <= NULL_ASK_SHARE:
-        plan.checks.append(_Check(
-            f.path, Category.NULL_RATE, _scoped(f.path, None), max_share=MAX_NULL_SHARE, optional=optional(f.path),
-            description=f"have no value for {f.path}, which the rest of the collection carries",
-            hypothesis="a writer omits the field or writes null"))
+    families = _families(f)
+    dominant = next(iter(families), None)
+    if share > NULL_ASK_SHARE or f.path in links or waits_for_its_event(f, dominant, share, history):
+        return
+    plan.checks.append(_Check(
+        f.path, Category.NULL_RATE, _scoped(f.path, None), max_share=MAX_NULL_SHARE, optional=optional(f.path),
+        description=f"have no value for {f.path}, which the rest of the collection carries",
+        hypothesis="a writer omits the field or writes null"))
 
 
 def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, collection: str = "",
-           size: int | None = None, siblings: list[str] | None = None) -> None:
+           size: int | None = None, siblings: list[str] | None = None, sampled: int | None = None) -> None:
     families = _families(f)
     if not families:
         return
@@ -443,7 +419,7 @@ def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, 
             description=f"have an empty {f.path} array",
             hypothesis="a writer stores an empty list instead of omitting it"))
     if dominant in ("string", "number", "objectId") and not f.in_array and not renamed:
-        _duplicates(f, hints, plan, collection=collection, size=size,
+        _duplicates(f, hints, plan, collection=collection, size=size, sampled=sampled,
                     well_formed=fmt.regex if fmt is not None and not fmt.violation_matches else None)
 
 
@@ -463,13 +439,22 @@ def _ranges(path: str, ranges: Any, plan: _Plan, *, dates: bool) -> None:
                                   hypothesis=_outlier_why(dates)))
     plan.outliers[path] = (hard, reasons, dates)
     for fence in ranges.fences:
-        beyond, within = ("$gt", "$lte") if fence.side == "above" else ("$lt", "$gte")
-        nearest, inner = ("min", "max") if fence.side == "above" else ("max", "min")
-        at = encode(_bound(fence.at, dates))
-        outside = {"field": path, "operation": nearest, "value_filter": {beyond: at}}
-        inside = {"field": path, "operation": inner, "value_filter": {within: at}}
-        plan.fences.append(({path: {beyond: _bound(fence.at, dates)}}, [
+        inside_op, inner = ("$lte", "max") if fence.side == "above" else ("$gte", "min")
+        nearest = "min" if fence.side == "above" else "max"
+        beyond = _beyond(fence, dates)
+        inside = {"field": path, "operation": inner, "value_filter": {inside_op: encode(_bound(fence.at, dates))}}
+        outside = {"field": path, "operation": nearest, "value_filter": encode(beyond)}
+        plan.fences.append(({path: beyond}, [
             _Probe(path, "fence_out", outside, fence, dates), _Probe(path, "fence_in", inside, fence, dates)]))
+
+
+def _beyond(fence: Fence, dates: bool) -> dict[str, Any]:
+    """The condition on a value beyond ``fence``: below a scale fence, the positive values only
+    (zeros and negatives are no unit written another way)."""
+    at = _bound(fence.at, dates)
+    if fence.side == "above":
+        return {"$gt": at}
+    return {"$gt": 0, "$lt": at} if fence.shift else {"$lt": at}
 
 
 def _outlier_why(dates: bool) -> str:
@@ -524,70 +509,29 @@ def _format_check(path: str, fmt: FormatSpec, query: dict[str, Any]) -> _Check:
                   hypothesis="values entered by hand or placeholders written where the value was unknown")
 
 
-def _identifier_shaped(f: FieldStats) -> bool:
-    """Codes such as ``ORD-100234`` or UUIDs: letters and digits, no spaces, one dominant shape."""
-    s = f.strings
-    if s is None or not s.shapes or s.count < 20:
-        return False
-    if s.formats.get("uuid", 0) >= 0.9 * s.count:
-        return True
-    shape, n = s.shapes[0]
-    return n >= 0.9 * s.count and "9" in shape and any(c in shape for c in "Aa") \
-        and not any(c in shape for c in " @~…")
-
-
 def _duplicates(f: FieldStats, hints: NameHints, plan: _Plan, *, collection: str = "", size: int | None = None,
-                well_formed: str | None = None) -> None:
-    """Key-like fields are checked over the whole collection: named as a key, shaped like an
-    identifier, or unique in the sample (with a margin, so a chance pair in the sample does not
-    decide it). The sample only chooses; the exact totals decide. ``well_formed``: the field's
-    learned format, if any.
-
-    Never checked: a reference to other documents (``customer_id`` in ``orders``: each customer has
-    a few orders, and in a large population their repeats look like chance pairs), a measurement
-    (``uptime_seconds``, ``mileage_km``: unique in a sample only because its values spread wide),
-    and an unnamed integer whose values spread far wider than a counter over this collection's
-    documents would (``size``: the collection's document count, when known)."""
-    families = _families(f)
-    if sum(families.values()) < 50 or (f.numeric is not None and f.numeric.integer_share < 1.0) or hints.shared:
+                well_formed: str | None = None, sampled: int | None = None) -> None:
+    """Key-like fields are checked over the whole collection (``keys.key_plan`` says which, from
+    their values; names only add). The sample only chooses; the exact totals decide.
+    ``well_formed``: the field's learned format, if any."""
+    key = key_plan(f, hints, collection=collection, size=size, sampled=sampled)
+    if key is None:
         return
-    if names_reference(f.path, collection):
+    needs = group_bytes(f, size)
+    if needs > GROUP_MEMORY:
+        plan.notes.append(
+            f"duplicates of {f.path} were not counted: grouping {size or f.present_count:,} values would take about "
+            f"{needs / 2**20:,.0f} MB, more than the {GROUP_MEMORY / 2**20:.0f} MB one $group inside $facet may use "
+            f"(it cannot spill to disk); check them with an aggregation that may (allowDiskUse) or a unique index")
         return
-    named = hints.key
-    if not named and (hints.nonnegative or hints.signed or hints.positive or hints.bounds is not None):
-        return  # a quantity: equal values are equal amounts
-    dominant = next(iter(families))
-    if dominant == "number" and not named and not _counter(f, size):
-        return
-    own_key = names_own_key(f.path, collection)
-    shaped = dominant == "objectId" or ((not hints.identifier or hints.key) and _identifier_shaped(f))
-    enough = sum(families.values()) >= KEY_MIN_VALUES
-    if own_key and f.distinct_ratio >= KEY_UNIQUE_NAMED:
-        cap = 1.0
-    elif enough and ((named and f.distinct_ratio >= KEY_UNIQUE_NAMED)
-                     or (shaped and f.distinct_ratio >= KEY_UNIQUE_SHAPED)):
-        cap = DUPLICATE_MAX_SHARE_KEY
-    elif f.distinct_ratio >= UNIQUE_IN_SAMPLE:
-        cap = DUPLICATE_MAX_SHARE
-    else:
-        return  # values repeat in the sample: a reference or an attribute, not a key
     value_filter: dict[str, Any] = {"$not": _PLACEHOLDER_TEXT_MATCH}
-    if well_formed is not None and cap == DUPLICATE_MAX_SHARE:
+    if well_formed is not None and key.merely_unique:
         # A field that is merely unique (a phone, an email): malformed values that coincide are the
         # format's defect. A learned format never matches a placeholder, so it excludes them too.
         # (``$in`` holds the pattern: a bare ``{"$regex": ...}`` is a regex value in Extended JSON.)
         value_filter = {"$in": [{"$regex": well_formed}]}
     plan.probes.append(_Probe(f.path, "duplicates", {
-        "field": f.path, "operation": "duplicates", "value_filter": value_filter}, hints=hints, cap=cap))
-
-
-def _counter(f: FieldStats, size: int | None) -> bool:
-    """Integers handed out by a counter span about as many values as the collection has documents
-    (more where documents were deleted or the counter is shared), wherever the sample falls; a
-    measurement's spread has nothing to do with the document count. Unknown size: assume a counter."""
-    if size is None or size <= 0 or f.numeric is None or f.numeric.min is None or f.numeric.max is None:
-        return True
-    return f.numeric.max - f.numeric.min + 1 <= DENSE_SPAN * size
+        "field": f.path, "operation": "duplicates", "value_filter": value_filter}, hints=hints, key=key))
 
 
 # --- verdicts from pass-1 statistics (pure) ------------------------------------------------------
@@ -626,24 +570,32 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
             check = None
         if check is not None:
             out.append(check)
-    verified: dict[str, list[tuple[str, Any]]] = {}
-    innermost: dict[tuple[str, str], float] = {}  # of the fences at which a gap was found, per side
+    verified: dict[str, list[Fence]] = {}
+    innermost: dict[tuple[str, str], Fence] = {}  # of the fences at which a gap was found, per side
     for (path, side, at), found in sorted(fences.items()):
         fence: Fence = found["fence"]
         if detached(fence, _scalar(found.get("fence_in")), _scalar(found.get("fence_out"))):
             best = innermost.get((path, side))
-            if best is None or (at < best if side == "above" else at > best):
-                innermost[(path, side)] = at
-    for (path, side), at in sorted(innermost.items()):
-        verified.setdefault(path, []).append((side, at))
+            if best is None or (at < best.at if side == "above" else at > best.at):
+                innermost[(path, side)] = fence
+    for (path, _), fence in sorted(innermost.items()):
+        verified.setdefault(path, []).append(fence)
     for path, sides in verified.items():
         hard, reasons, dates = plan.outliers[path]
-        clauses = list(hard) + [{path: {"$gt" if side == "above" else "$lt": _bound(at, dates)}} for side, at in sides]
-        why = reasons + [f"far {side} every other value" for side, _ in sides]
+        clauses = list(hard) + [{path: _beyond(fence, dates)} for fence in sides]
+        why = reasons + [_fence_reason(fence) for fence in sides]
         out.insert(0, _Check(path, Category.OUTLIER_VALUE, _or(clauses),
                              description=f"have an implausible {path} ({'; '.join(why)})",
                              hypothesis=_outlier_why(dates)))
     return out
+
+
+def _fence_reason(fence: Fence) -> str:
+    if not fence.shift:
+        return f"far {fence.side} every other value"
+    times = f"{10 ** abs(fence.shift):,}"
+    return (f"about {times} times the other values" if fence.shift > 0 else f"about 1/{times} of the other values") \
+        + " (one unit written as another: a percent for a fraction, cents for units)"
 
 
 def _enum_check(path: str, result: StatsResult) -> _Check | None:
@@ -660,16 +612,16 @@ def _enum_check(path: str, result: StatsResult) -> _Check | None:
 
 
 def _duplicate_check(probe: _Probe, result: StatsResult, size: int) -> _Check | None:
+    """A probe without a ``KeyPlan`` (a key declared elsewhere, not inferred) is a key at any share."""
     if not result.totals or result.totals["values"] == 0 or not isinstance(result.value, list):
         return None
+    key = probe.key or _DECLARED_KEY
     documents, values = result.totals["documents"], result.totals["values"]
-    paired = probe.cap >= DUPLICATE_MAX_SHARE_KEY and documents <= PAIRS * values
-    if documents > probe.cap * size and not paired:
-        return None  # so common that the field is not a key, however unique the sample looked
+    if not verdict(key, documents=documents, values=values, size=size):
+        return None  # so common the field is no key, however unique the sample looked, or chance explains them
     shared = sorted((item["value"] for item in result.value), key=lambda v: str(v))
-    hints = probe.hints or hints_for(probe.path)
     listed = "" if len(shared) == values else f"; the {len(shared):,} most repeated are counted here"
     return _Check(probe.path, Category.DUPLICATE_VALUE, {probe.path: {"$in": [decode(v) for v in shared]}},
                   description=f"share their {probe.path} with another document ({values:,} "
                               f"values used more than once{listed})",
-                  hypothesis="a retry or a merge wrote the same record twice", identifier=hints.key)
+                  hypothesis="a retry or a merge wrote the same record twice", identifier=key.identifier)

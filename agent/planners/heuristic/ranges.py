@@ -5,9 +5,11 @@ are the minority (a past event's future date at any share): a negative amount, a
 duration, an age of 999, a birth date after the audit's ``now``. Some come from the values
 whatever the name: a negative or a zero below positive values that stand clear of zero, a value
 above 100 where values pile up at 100, a future date in a field whose sample lies all in the past.
-A name or a shape can also say a value is normal: signed differences (``delay_minutes``), zero
-as a state (free apps), a planned date (``published_at``, ``visit_date``), a tier held by many
-documents (a 49.00 plan).
+A name only adds rules; it never takes away one the values ask for (a name that sounds signed or
+planned, ``balance_change`` or ``due_date``, once did). The values themselves say what is normal:
+negatives in a fair share of documents (a ledger's debits, early departures), zero as a state
+(free apps), future dates in the sample (posts scheduled ahead), a tier held by many documents (a
+49.00 plan).
 Statistical fences come from the bulk only: the median and the median absolute deviation (on a
 log scale for right-skewed positive fields) of the values the rules leave, so a defect that adds a
 second mode, even one holding 30% of the values, neither moves nor widens them; the extremes of
@@ -23,10 +25,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from itertools import pairwise
 from typing import Any
 
 from agent.clock import epoch_seconds
 from agent.planners.heuristic.names import NameHints
+from agent.planners.heuristic.scales import scale_splits
 from agent.tools.models import DateStats, NumericStats, Spread
 
 __all__ = ["CLOCK_SKEW", "Fence", "RangePlan", "date_plan", "detached", "numeric_plan"]
@@ -37,6 +41,7 @@ __all__ = ["CLOCK_SKEW", "Fence", "RangePlan", "date_plan", "detached", "numeric
 FENCE_MADS = (5.0, 8.0, 12.0)
 GAP_MADS = 1.7          # an outlier must sit this far (in MADs) from the largest normal value
 TAIL_GAP = 1.5          # ... and this many times as far as the bulk's own tail reaches past its edge
+SCALE_GAP = 0.15        # decades between a moved cluster and the bulk over the whole collection (a factor of 1.4)
 LOG_SYMMETRY = 1.25     # a log-scale bulk reaching at most this much further below than above gets lower fences
 SKEW_FOR_LOG = 1.2      # (p75 - p50) / (p50 - p25) above this → work on a log scale
 RARE_SHARE = 0.02       # unnamed fields: negatives or zeros above this share are part of the data
@@ -56,6 +61,7 @@ CEILING_SHARE = 0.005   # ... and this share
 CEILING_PILE = 3.0      # ... and this many times the count of any other value near the top
 CLOCK_SKEW = timedelta(days=1)  # a past event may be stamped this far ahead of the audit's clock
 ALL_PAST_FUTURE = 0.005  # an unnamed date field with at most this share of future values records past events
+CONTINUATION_GAP = 10  # future values this many typical gaps apart still continue the bulk
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 OLDEST_PLAUSIBLE = datetime(1900, 1, 1, tzinfo=UTC)
 
@@ -81,6 +87,8 @@ class Fence:
     gap: float
     scale: Scale
     edge: float = 0.0  # the bulk's edge on this side (median ± one MAD), in scale units
+    shift: int = 0     # a scale fence: the values beyond are the bulk moved by this many decades (log scale)
+    few: bool = False  # ... seen in few sampled values, whose shape said nothing
 
 
 @dataclass
@@ -174,11 +182,11 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
 
     The sign rules hold for a name that says so (an amount, a count) while the violations stay
     fewer than the rest (a ledger whose debits are written negative is signed, whatever its
-    name), and for any name when the violations are rare and the values hug zero or stand well
-    clear of it (both shapes have no room for a negative). A positive name (a price, a duration)
-    adds zero, unless zero is one of the field's states: held by a sizable share of its documents
-    while negatives are (nearly) absent, as free apps and unanswered calls are; impossible values
-    planted among them spread over zero and below zero alike.
+    name), and for any name, one that sounds signed included, when the violations are rare and the
+    values hug zero or stand well clear of it (both shapes have no room for a negative). A
+    positive name (a price, a duration) adds zero, unless zero is one of the field's states: held
+    by a sizable share of its documents while negatives are (nearly) absent, as free apps and
+    unanswered calls are; impossible values planted among them spread over zero and below zero alike.
     """
     plan = RangePlan()
     q = stats.quantiles
@@ -190,8 +198,7 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
         plan.seen.add("not a number")
     rare_negatives = stats.negative_count <= RARE_SHARE * n
     clear_of_zero = _detached_from_zero(stats)
-    unnamed_floor = not hints.signed and rare_negatives and q["p05"] >= 0 \
-        and (0 <= q["p01"] <= HUGS_ZERO * q["p50"] or clear_of_zero)
+    unnamed_floor = rare_negatives and q["p05"] >= 0 and (0 <= q["p01"] <= HUGS_ZERO * q["p50"] or clear_of_zero)
     zero_state = stats.zero_count >= ZERO_STATE * n and rare_negatives
     bulk = stats.spreads.get("all")
     named = (hints.nonnegative or hints.positive) and stats.negative_count < MINORITY * n
@@ -216,12 +223,14 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
                 plan.conditions.append(("below the possible range", {"$lt": lo}))
                 if stats.min < lo:
                     plan.seen.add("below the possible range")
-    elif not hints.signed and (ceiling := _ceiling(stats, n)) is not None:
+    elif (ceiling := _ceiling(stats, n)) is not None:
         plan.conditions.append(("above the 100 its values pile up at", {"$gt": ceiling}))
         if stats.max > ceiling:
             plan.seen.add("above the 100 its values pile up at")
     if hints.identifier:
         return plan  # the magnitude of an identifier carries no meaning
+    plan.fences += [Fence(split.side, split.at, 0.0, Scale(log=True), edge=split.edge, shift=split.shift,
+                          few=split.few) for split in scale_splits(stats)]
     if not hints.positive and stats.zero_count <= RARE_SHARE * n and q["p25"] > 0 and clear_of_zero:
         plan.conditions.append(("zero placeholder far below the bulk", {"$eq": 0}))
         if stats.zero_count:
@@ -281,15 +290,34 @@ def _all_past(stats: DateStats, now: datetime, n: int) -> bool:
     return future <= ALL_PAST_FUTURE * n
 
 
+def _future_continues_the_bulk(stats: DateStats, now: datetime) -> bool:
+    """The sample's few future values carry on the bulk's own spacing across ``now`` (due dates a
+    few days ahead of bookings made until last week), rather than standing apart from it past an
+    empty stretch (a date a month ahead in a field that ends today). Judged on the sample's
+    largest values: no gap from the last past value through the future ones is wider than
+    ``CONTINUATION_GAP`` times the past values' median gap."""
+    limit = now + CLOCK_SKEW
+    values = sorted(v for v, _ in stats.high_tail)
+    past = [epoch_seconds(v) for v in values if v <= limit]
+    future = [epoch_seconds(v) for v in values if v > limit]
+    if len(past) < 3 or not future:
+        return False
+    past_gaps = sorted(b - a for a, b in pairwise(past))
+    typical = past_gaps[len(past_gaps) // 2]
+    ahead = [past[-1], *future]
+    widest = max(b - a for a, b in pairwise(ahead))
+    return widest <= CONTINUATION_GAP * max(typical, 1.0)
+
+
 def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -> RangePlan:
     """Ranges for a date field; fence positions come back as epoch seconds in ``Fence.at``.
 
     A field of past events gets a hard rule: nothing after ``now`` plus a day of clock skew, at
     any share. Past events are known by their name (``created_at``, ``birth_date``, ``shipped``),
-    or by their values: a field whose sample lies all in the past (but for a stray few) and whose
-    name does not say it may be planned (``due``, ``expires``, ``scheduled``, ``visit``) records
-    events as they happen. Fields of future events and unnamed ones with future values in their
-    sample get the statistical fences only.
+    or by their values, whatever the name: a field whose sample lies all in the past (but for a
+    stray few) records events as they happen, even one named as if it could be planned (a
+    ``due_date`` that has only ever been in the past). Fields with future values in their sample
+    get the statistical fences only.
     """
     plan = RangePlan()
     q = {k: epoch_seconds(v) for k, v in stats.quantiles.items()}
@@ -303,9 +331,10 @@ def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -
         plan.conditions.append(("the Unix epoch placeholder", {"$eq": EPOCH}))
         if any(v == EPOCH for v, _ in stats.low_tail):
             plan.seen.add("the Unix epoch placeholder")
-    named_past = hints is not None and hints.past_event
-    planned = hints is not None and hints.future_event
-    past = named_past or (not planned and _all_past(stats, now, stats.count))
+    # A name that says the date may be planned (due_date) narrows the rule only where the values
+    # agree: the few future values in the sample continue the bulk instead of standing apart.
+    planned_and_seen = hints is not None and hints.future_event and _future_continues_the_bulk(stats, now)
+    past = (hints is not None and hints.past_event) or (_all_past(stats, now, stats.count) and not planned_and_seen)
     if past:
         plan.conditions.append(("in the future", {"$gt": (now + CLOCK_SKEW).astimezone(UTC)}))
         if stats.max > now + CLOCK_SKEW:
@@ -325,13 +354,18 @@ def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -
 def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
     """True when the values beyond the fence are separated from the bulk by a gap: at least the
     fence's own, and wider than the bulk's tail reaches past its edge (a heavy tail thins out
-    gradually; a cluster of defects sits apart)."""
+    gradually; a cluster of defects sits apart). A scale fence's cluster is the bulk moved by a
+    power of ten, which the sample showed: a band of ``SCALE_GAP`` decades is gap enough; when the
+    sample held only a few of the moved values, which show no shape, the gap must outreach the
+    tail as a tail fence's does."""
     if inside is None or outside is None:
         return outside is not None
     if fence.scale.log and (inside <= 0 or outside <= 0):
         return False
     inner, outer = fence.scale.to(inside), fence.scale.to(outside)
     tail = (inner - fence.edge) if fence.side == "above" else (fence.edge - inner)
+    if fence.shift:
+        return abs(outer - inner) >= max(SCALE_GAP, TAIL_GAP * tail if fence.few else 0.0)
     return abs(outer - inner) >= max(fence.gap, TAIL_GAP * tail)
 
 

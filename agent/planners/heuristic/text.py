@@ -277,9 +277,11 @@ def string_format(stats: StringStats, *, code: bool = False, named: str | None =
     field's name says it holds a code (phone, zip): its exact shape, run lengths included, applies
     when it holds a clear majority; otherwise its shape with runs of any length applies from a
     smaller majority (phones in several national formats), unless the name says people make the
-    codes up (``coupon_code``). ``named``: a well-known format the field's name promises (``email``);
-    it applies while a fair share of the values follow it, so a field whose malformed values outgrow
-    the good ones is reported as mixed, never as clean. ``path``: the field's name."""
+    codes up (``coupon_code``). Values made of digit runs between separators are such a code by
+    their shape alone (``_structured``), whatever the field is called. ``named``: a well-known
+    format the field's name promises (``email``); it applies while a fair share of the values
+    follow it, so a field whose malformed values outgrow the good ones is reported as mixed, never
+    as clean. ``path``: the field's name."""
     filled = stats.count - stats.empty_count - stats.blank_count - stats.placeholder_count
     if filled < 20:
         return None
@@ -300,16 +302,25 @@ def string_format(stats: StringStats, *, code: bool = False, named: str | None =
             return FormatSpec("shape " + shape, regex, n / filled, n)
     general: dict[str, int] = {}
     for shape, n in stats.shapes:
-        key = _runs(shape) if code else shape  # in free text, runs of different lengths are different words
+        # In free text, runs of different lengths are different words; in a code they are one format.
+        key = _runs(shape) if code or _structured(_runs(shape)) else shape
         general[key] = general.get(key, 0) + n
     if general:
         shape = max(general.items(), key=lambda kv: (kv[1], kv[0]))[0]
-        lenient = code and _FREE_FORM_WORDS.isdisjoint(words_of(path)) and not _random_token(shape)
+        named_code = code and _FREE_FORM_WORDS.isdisjoint(words_of(path))
+        lenient = (named_code or _structured(shape)) and not _random_token(shape)
         n = general[shape]
         regex = _shape_regex(shape)
         if regex and n >= (CODE_SHAPE_SHARE if lenient else SHAPE_SHARE) * filled:
             return FormatSpec("shape " + shape, regex, n / filled, n)
     return None
+
+
+def _structured(shape: str) -> bool:
+    """Digits in several runs between separators, no lower-case words (``+9+ (9+) 9+-9+``,
+    ``9+-9+-9+``): a phone, a date or a numbered code by its values alone, whatever the field is
+    called, so its shape applies from the same majority as a code's the name announces."""
+    return shape.count("9") >= 2 and "a" not in shape and "~" not in shape
 
 
 def _random_token(shape: str) -> bool:

@@ -108,6 +108,22 @@ def test_strings_report_shapes_formats_placeholders_and_units() -> None:
     assert s.units == [("oz.", 1)]
 
 
+def test_a_codes_value_space_counts_the_characters_seen_at_each_position() -> None:
+    """Codes drawn at random fill every digit everywhere; a counter keeps its leading digits; seven
+    words of seven lengths allow seven strings."""
+    codes = [{"zip": f"{(i * 7919) % 100_000:05d}", "id": f"E{100_000 + i}", "name": "x" * (i % 7 + 1)}
+             for i in range(300)]
+    fields, _, _ = profile_documents(codes)
+    spaces = {f.path: f.strings.value_space for f in fields if f.strings is not None}
+    assert spaces == {"zip": 5.0, "id": round(2 * math.log10(10) + math.log10(3), 3), "name": round(math.log10(7), 3)}
+
+
+def test_positive_numbers_are_counted_per_tenth_of_a_decade() -> None:
+    fields, _, _ = profile_documents([{"r": v} for v in (0.19, 0.2, 0.21, 19.0, -1.0, 0.0)])
+    r = _field(fields, "r").numeric
+    assert r is not None and r.log_bins == [(-8, 1), (-7, 2), (12, 1)]
+
+
 def test_dates_report_range_and_tails() -> None:
     docs = [{"t": datetime(2024, 1, d + 1, tzinfo=UTC)} for d in range(20)] + [{"t": datetime(2034, 1, 1)}]
     fields, _, _ = profile_documents(docs)

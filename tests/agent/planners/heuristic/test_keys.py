@@ -14,7 +14,11 @@ import pytest
 from agent.clock import ManualClock
 from agent.loop import run_audit
 from agent.planners.heuristic import HeuristicPlanner
+from agent.planners.heuristic.names import hints_for
+from agent.planners.heuristic.planner import _duplicate_check, _duplicates, _Plan, _Probe
 from agent.report import AuditReport
+from agent.tools.models import StatsResult
+from agent.tools.profiling import profile_documents
 from agent.tools.target import AuditTarget
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -112,7 +116,11 @@ def test_an_unnamed_counter_stays_checked() -> None:
     assert _found(_audit("events", docs)) == {("seq", "duplicate_value"): (40, "medium")}
 
 
-def test_a_hierarchys_root_and_free_text_notes_are_not_null_defects() -> None:
+def test_a_hierarchys_root_is_no_null_defect_but_free_text_is_checked_like_any_field() -> None:
+    """``manager_id`` is written like ``employee_id`` beside it and repeats: a link between the
+    collection's own documents, empty at the top. ``notes`` and ``middle_name`` missing from a
+    quarter and a fifth of the documents are counted like any field the bulk carries: their names
+    alone no longer excuse them."""
     rng = random.Random(6)
     docs: list[Doc] = []
     for i in range(2400):
@@ -123,7 +131,9 @@ def test_a_hierarchys_root_and_free_text_notes_are_not_null_defects() -> None:
         if rng.random() < 0.8:
             doc["middle_name"] = rng.choice(["J.", "Maria", "Lee"])
         docs.append(doc)
-    assert _found(_audit("employees", docs)) == {}
+    without = {name: sum(1 for d in docs if name not in d) for name in ("notes", "middle_name")}
+    assert _found(_audit("employees", docs)) == {("notes", "null_rate"): (without["notes"], "high"),
+                                                 ("middle_name", "null_rate"): (without["middle_name"], "high")}
 
 
 def test_a_missing_contact_detail_is_reported_a_step_lower_and_a_required_field_is_not() -> None:
@@ -140,3 +150,34 @@ def test_a_missing_contact_detail_is_reported_a_step_lower_and_a_required_field_
         docs.append(doc)
     assert _found(_audit("contacts", docs)) == {("phone", "null_rate"): (400, "medium"),
                                                 ("account", "null_rate"): (400, "high")}
+
+
+def test_codes_drawn_at_random_collide_by_chance_and_are_no_duplicates() -> None:
+    """Five-digit codes drawn at random for 3,000 documents share about 45 values by chance alone
+    (the birthday problem): whatever the field is called, that is no duplicated record."""
+    rng = random.Random(9)
+    docs = [{"pin": f"{rng.randint(0, 99_999):05d}", "kg": round(rng.lognormvariate(1, 0.4), 2)}
+            for _ in range(3000)]
+    assert _found(_audit("returns", docs)) == {}
+
+
+def test_a_key_too_large_to_group_in_memory_is_left_out_with_a_note() -> None:
+    """The duplicates count groups every value inside $facet, which cannot spill to disk: past the
+    memory one stage may use, the check is skipped and the report is told why, not the server."""
+    fields, _, _ = profile_documents([{"order_no": f"SO-{400_000 + i}"} for i in range(1000)])
+    plan = _Plan()
+    _duplicates(fields[0], hints_for("order_no"), plan, collection="sales", size=2_000_000, sampled=1000)
+    assert plan.probes == []
+    assert plan.notes == ["duplicates of order_no were not counted: grouping 2,000,000 values would take about "
+                          "217 MB, more than the 80 MB one $group inside $facet may use (it cannot spill to disk); "
+                          "check them with an aggregation that may (allowDiskUse) or a unique index"]
+
+
+def test_a_duplicates_probe_without_a_key_plan_is_a_key_at_any_share() -> None:
+    """Another module may add a duplicates probe for a key it was told of (a contract): its repeated
+    values are duplicates however many documents share them."""
+    probe = _Probe("sku", "duplicates", {"field": "sku", "operation": "duplicates"})
+    result = StatsResult(collection="c", field="sku", operation="duplicates", value=[{"value": "A1", "count": 900}],
+                         totals={"values": 1, "documents": 900}, query_used="")
+    check = _duplicate_check(probe, result, 1000)
+    assert check is not None and check.query == {"sku": {"$in": ["A1"]}}

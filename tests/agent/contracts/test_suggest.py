@@ -1,0 +1,75 @@
+"""argus contract suggest: a draft that, fed back, finds the planted defects and passes on clean data."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bson import json_util
+from typer.testing import CliRunner
+
+from daemon.cli import app
+
+NOW = datetime(2026, 11, 1, tzinfo=UTC)
+
+
+def _tickets(planted: bool) -> list[dict[str, Any]]:
+    rng = random.Random(3)
+    docs = [{"ticket_id": f"T-{100000 + i}", "queue": rng.choice(["billing", "tech", "sales"]),
+             "minutes": rng.randint(1, 300), "email": f"user{i}@mail.org",
+             "opened_at": NOW - timedelta(days=rng.uniform(1, 300))} for i in range(1500)]
+    if planted:
+        for d in docs[:15]:
+            d["queue"] = "Billing "                       # a variant of a frequent value
+        for d in docs[100:112]:
+            d["minutes"] = -d["minutes"]                  # negative durations
+        for k in range(10):
+            docs[200 + 2 * k + 1]["ticket_id"] = docs[200 + 2 * k]["ticket_id"]  # 10 ids used twice
+    return docs
+
+
+def _write(path: Path, docs: list[dict[str, Any]]) -> Path:
+    path.write_text("\n".join(json_util.dumps(d) for d in docs) + "\n")
+    return path
+
+
+def test_a_drafted_contract_finds_the_planted_defects_and_passes_on_clean_data(tmp_path: Path) -> None:
+    dirty = _write(tmp_path / "tickets.jsonl", _tickets(planted=True))
+    (tmp_path / "clean").mkdir()
+    clean = _write(tmp_path / "clean" / "tickets.jsonl", [d for i, d in enumerate(_tickets(planted=True))
+                                                          if not (i < 15 or 100 <= i < 112 or 200 <= i < 220)])
+    runner = CliRunner()
+    drafted = runner.invoke(app, ["contract", "suggest", "--file", str(dirty), "--out", str(tmp_path / "c.yaml")])
+    assert drafted.exit_code == 0, drafted.output
+    text = (tmp_path / "c.yaml").read_text()
+    assert "unique: true  # BROKEN TODAY: 20 documents (1.33%) break it" in text
+    assert 'in: ["billing", "sales", "tech"]  # BROKEN TODAY: 15 documents (1.00%) break it' in text
+    assert "min: 0  # BROKEN TODAY: 12 documents (0.80%) break it" in text
+    assert "3 are broken by today's data (marked BROKEN TODAY)" in drafted.stderr
+
+    audit = runner.invoke(app, ["audit", "--file", str(dirty), "--contract", str(tmp_path / "c.yaml"), "--format",
+                                "json", "--no-store"])
+    report = json_util.loads(audit.stdout)
+    declared = {(f["field"], f["category"]): f["affected_count"] for f in report["findings"] if f["rule"]}
+    assert declared == {("ticket_id", "duplicate_value"): 20, ("queue", "enum_violation"): 15,
+                        ("minutes", "outlier_value"): 12}
+
+    audit = runner.invoke(app, ["audit", "--file", str(clean), "--contract", str(tmp_path / "c.yaml"), "--format",
+                                "json", "--no-store"])
+    report = json_util.loads(audit.stdout)
+    assert audit.exit_code == 0, audit.stderr
+    rules = report["contract"]["rules"]
+    assert len(rules) >= 15 and {r["result"] for r in rules} == {"passed"}
+
+
+def test_an_optional_field_is_drafted_as_a_declaration_beside_counted_rules(tmp_path: Path) -> None:
+    docs = _tickets(planted=False)
+    for d in docs[::3]:
+        del d["email"]  # a third without email: optional
+    path = _write(tmp_path / "tickets.jsonl", docs)
+    drafted = CliRunner().invoke(app, ["contract", "suggest", "--file", str(path)])
+    assert drafted.exit_code == 0, drafted.output
+    assert "  email:\n    type: string" in drafted.stdout
+    assert "    required: false  # missing or null in" in drafted.stdout
