@@ -16,7 +16,7 @@ from agent.history import RunDiff
 from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
 from agent.secrets import SECRETS
-from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, Verdict
+from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, UnansweredCheck, Verdict
 from agent.tools.accounting import DatabaseCost
 from agent.tools.registry import ActionName
 
@@ -92,6 +92,9 @@ class AuditReport(BaseModel):
                                         description="operations sent to the audited database, passes, documents "
                                                     "examined, throttles, Cosmos DB request units")
     notes: list[str] = Field(default_factory=list)
+    unanswered_checks: list[UnansweredCheck] = Field(
+        default_factory=list, description="planned checks that got no answer (refused, timed out, not asked within "
+                                          "the budgets): the run is partial and a baseline only for the others")
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
     health: HealthSnapshot | None = Field(None, description="the collection's volume, freshness and field shares, "
                                                             "measured during this run")

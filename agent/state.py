@@ -23,6 +23,7 @@ __all__ = [
     "QueryRecord",
     "RuleResult",
     "TokenUsage",
+    "UnansweredCheck",
     "Verdict",
 ]
 
@@ -95,6 +96,15 @@ class QueryRecord(BaseModel):
     hints: list[str] = Field(default_factory=list, description="why a query that matched nothing may be wrong")
 
 
+class UnansweredCheck(BaseModel):
+    """A check a planner planned that got no answer (refused, timed out, not asked within the run's
+    budgets): absence proves nothing for it, so the run is partial. Field names and a reason only."""
+
+    tool: ActionName
+    fields: list[str] = Field(default_factory=list)
+    reason: str
+
+
 @dataclass
 class Observation:
     """What the last action produced, handed to the planner on its next turn."""
@@ -121,9 +131,9 @@ class AgentState:
     queries_run: list[QueryRecord] = field(default_factory=list)
     executed_keys: dict[str, int] = field(default_factory=dict)
     evidence_counts: dict[str, int] = field(default_factory=dict)
+    evidence_alone: set[str] = field(default_factory=set)  # ... of which counted by a query of its own
     fields_investigated: set[str] = field(default_factory=set)
-    refused_checks: int = 0                      # counts and statistics the engine refused to run
-    unchecked_fields: set[str] = field(default_factory=set)  # ... and the fields they were about
+    unanswered: list[UnansweredCheck] = field(default_factory=list)  # planned checks that got no answer
 
     history: list[AgentAction] = field(default_factory=list)
     last_observation: Observation | None = None
@@ -136,10 +146,15 @@ class AgentState:
     total_usage: TokenUsage = field(default_factory=TokenUsage)
     usage_per_iteration: list[TokenUsage] = field(default_factory=list)
     historical_context: Any = None
+    notes: list[str] = field(default_factory=list)  # for the report: what the run met on its way
 
     @property
     def iteration_budget(self) -> int:
         return self.options.max_iterations
+
+    def unanswered_fields(self) -> set[str]:
+        """Fields a planned check was about that got no answer: attempted, not covered."""
+        return {path for check in self.unanswered for path in check.fields}
 
     def auditable_fields(self) -> list[str]:
         """Sampled paths a query can reach, without ``_id``: the denominator of field coverage."""

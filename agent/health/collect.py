@@ -57,7 +57,7 @@ def _newest(target: AuditTarget, schema: SchemaSampleResult,
                 return None, None
             value = target.newest("_id")
             return (value.generation_time, "_id") if isinstance(value, ObjectId) else (None, None)
-        if field in target.indexed_fields():
+        if field in (target.indexed_fields() or set()):  # listIndexes refused: the sample tells
             value = target.newest(field)
             if isinstance(value, datetime):
                 return _aware(value), field

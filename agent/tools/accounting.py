@@ -4,7 +4,8 @@
 A *pass* is a read that visits the whole collection (``count_documents``, ``find``, ``aggregate``
 without a selective ``_id`` path); ``$sample`` and the metadata count are not passes. Documents
 examined are known for a pass once the collection size is (every document is visited) and for a
-sample (the documents drawn). Request units come from Cosmos DB's ``getLastRequestStatistics``.
+sample (the documents drawn).
+Request units come from Cosmos DB's ``getLastRequestStatistics``.
 """
 
 from __future__ import annotations
