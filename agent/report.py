@@ -19,6 +19,7 @@ from agent.secrets import SECRETS
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, UnansweredCheck, Verdict
 from agent.tools.accounting import DatabaseCost
 from agent.tools.registry import ActionName
+from agent.window import AuditWindow
 
 __all__ = ["ARGUS_VERSION", "AuditReport", "Outcome", "TerminationReason", "TraceEntry"]
 
@@ -78,6 +79,9 @@ class AuditReport(BaseModel):
     options: AuditOptions
     documents_sampled: int
     collection_size: int
+    window: AuditWindow | None = Field(None, description="a scoped audit: the documents it read (field, since, "
+                                                         "count, whether an index leads with the field); None: "
+                                                         "the whole collection")
     fields_total: int
     fields_investigated: int
     findings: list[Finding] = Field(default_factory=list)

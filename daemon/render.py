@@ -37,7 +37,8 @@ def _diff_line(diff: RunDiff) -> str:
     parts = [f"{n} {status}" for status, n in counts.items() if n]
     if diff.previous_run_id is None:
         return "first stored run of this collection"
-    suffix = "" if diff.complete else " (partial run: nothing called resolved)"
+    suffix = "" if diff.complete else " (scoped run: only a full audit calls a finding resolved)" if diff.scoped \
+        else " (partial run: nothing called resolved)"
     return f"since run {diff.previous_run_id}: {', '.join(parts) or 'no findings either time'}{suffix}"
 
 

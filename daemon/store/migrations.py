@@ -203,6 +203,20 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     alter table labels drop constraint labels_verdict_check;
     alter table labels add constraint labels_verdict_check check (verdict in ('tp', 'fp', 'expected'));
     """),
+    (20, "the window of a scoped audit per run; the last full audit of each collection", """
+    -- A scoped run's window key (field:seconds); null for an audit of the whole collection.
+    alter table runs add column scope text;
+    create index runs_by_scope on runs (connection, database, collection, scope, started_at desc);
+    -- Kept apart from runs so pruning old runs does not forget when the last full audit ran.
+    create table full_audits (
+        connection text not null,
+        database text not null,
+        collection text not null,
+        last_full_at timestamptz not null,
+        last_full_run uuid not null,
+        primary key (connection, database, collection)
+    );
+    """),
 ]
 
 
