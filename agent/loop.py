@@ -59,7 +59,9 @@ from agent.tools.models import (
     StatsResult,
 )
 from agent.tools.target import AuditTarget
+from agent.tools.window import open_window
 from agent.tools.write_finding import candidate_from
+from agent.window import Window
 
 __all__ = ["AuditObserver", "run_audit"]
 
@@ -132,7 +134,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     reason: TerminationReason
     error: str | None = None
     note: str | None = None
-    while True:
+    opened = _open_window(state, target, started_at)
+    while opened is None:
         try:
             if state.iteration >= options.max_iterations:
                 raise _Stop("iteration_budget")
@@ -156,6 +159,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         if entry.outcome == "concluded":
             reason = "concluded"
             break
+    if opened is not None:
+        reason, error = "error", opened
 
     outcome: Outcome = "succeeded" if reason == "concluded" else "failed" if reason == "error" else "partial"
     if outcome == "succeeded" and state.unanswered:
@@ -172,6 +177,20 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     log.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
              findings=len(report.findings), duration_s=round(report.duration_s, 3))
     return report
+
+
+def _open_window(state: AgentState, target: AuditTarget, now: Any) -> str | None:
+    """Scope the target to the run's window, if it has one; the error that ends the run, or None."""
+    if state.options.scope is None:
+        return None
+    try:
+        state.window, notes = open_window(target, state.options.scope, now)
+    except ArgusError as exc:
+        return f"the audit's window could not be opened: {exc}"
+    state.notes += notes
+    log.info("window_opened", field=state.window.field, documents=state.window.documents,
+             indexed=state.window.indexed)
+    return None
 
 
 def _check_ru_budget(target: AuditTarget, budget: float | None) -> None:
@@ -252,6 +271,7 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         state.schema = result
         state.documents_sampled = result.documents_sampled
         state.collection_size = result.collection_size
+        state.total_documents = result.total_documents
         entry.observation = (f"sampled {result.documents_sampled} of {result.collection_size} documents, "
                              f"{len(result.fields)} field paths")
     elif isinstance(result, RunQueryResult):
@@ -300,7 +320,7 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
         return None, []
     context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
     past = context.health if context is not None else []
-    snapshot = collect_health(target, state.schema, now=clock.now(), options=options,
+    snapshot = collect_health(target.whole_collection(), state.schema, now=clock.now(), options=options,
                               privacy=state.options.privacy, previous=past[-1] if past else None)
     snapshot.usual_age_s = usual_age(past, snapshot.at, options)
     findings, notes = anomaly_findings(detect(past, snapshot, options), snapshot,
@@ -411,6 +431,9 @@ def _commit_finding(state: AgentState, target: AuditTarget, proposed: ProposedAc
         entry.outcome, entry.critique = "dismissed", critique
         log.info("finding_dismissed", field=candidate.field, category=candidate.category.value)
         return
+    if state.window is not None:
+        candidate = candidate.model_copy(update={"window": Window(field=state.window.field,
+                                                                  since=state.window.since)})
     state.findings.upsert(candidate)
     state.last_critique = None
     state.last_observation = Observation("finding_committed", "write_finding", result=candidate)
@@ -489,7 +512,9 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         collection=state.collection, planner=planner.name, model=planner.model,
         started_at=started_at, finished_at=finished_at, duration_s=duration_s,
         outcome=outcome, termination_reason=reason, error=error, iterations=state.iteration,
-        options=state.options, documents_sampled=state.documents_sampled, collection_size=state.collection_size,
+        options=state.options, documents_sampled=state.documents_sampled,
+        collection_size=state.total_documents if state.total_documents is not None else state.collection_size,
+        window=state.window,
         fields_total=len(fields), fields_investigated=sum(1 for f in fields if f in state.fields_investigated),
         findings=findings, dismissed_findings=dismissed, trace=[masker.trace_entry(e) for e in trace],
         evaluations=state.evaluation_records, token_usage=llm.total if llm else state.total_usage,

@@ -13,6 +13,7 @@ from agent.options import AuditOptions
 from agent.tools.models import SchemaSampleResult
 from agent.tools.registry import ActionName
 from agent.tools.write_finding import FindingsCollector
+from agent.window import AuditWindow
 
 __all__ = [
     "AgentAction",
@@ -125,7 +126,9 @@ class AgentState:
 
     iteration: int = 0
     documents_sampled: int = 0
-    collection_size: int = 0
+    collection_size: int = 0                     # the denominator of shares: the window's documents when scoped
+    total_documents: int | None = None           # a scoped audit: the whole collection's
+    window: AuditWindow | None = None
     schema: SchemaSampleResult | None = None
 
     queries_run: list[QueryRecord] = field(default_factory=list)

@@ -19,7 +19,7 @@ import difflib
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -41,7 +41,7 @@ from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.health.models import HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
-from agent.options import AuditOptions, PrivacyMode
+from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from config.alerts import AlertRoute, AlertsConfig, Channel
 from config.settings import check_mongodb_uri
 
@@ -53,6 +53,7 @@ __all__ = [
     "Schedule",
     "ScheduleError",
     "ScheduleSet",
+    "ScopeSettings",
     "format_duration",
     "load_schedules",
     "parse_cron",
@@ -287,6 +288,50 @@ class HealthSettings(_Model):
                              seasonality=self.seasonality, field_metrics=self.field_metrics)
 
 
+class ScopeSettings(_Model):
+    """``scope:`` of a schedule or of ``defaults``: audit only recent documents; a schedule changes
+    only the keys it names. ``full_every`` runs an audit of the whole collection on that cadence."""
+
+    enabled: bool = True
+    field: str | None = Field(None, description="date field recording when a document arrived "
+                                                "(default: the ObjectId time of _id)")
+    since: timedelta | None = Field(None, description="how far back the window reaches, e.g. 24h")
+    full_every: timedelta | None = Field(None, description="an unscoped audit at least this often, e.g. 7d")
+
+    @field_validator("since", "full_every", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> Any:
+        return None if value is None else parse_duration(value)
+
+    @field_validator("since", "full_every")
+    @classmethod
+    def _positive(cls, value: timedelta | None) -> timedelta | None:
+        if value is not None and value <= timedelta(0):
+            raise ValueError("must be longer than zero (e.g. 24h)")
+        return value
+
+    @field_validator("field")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[^$.\x00][^.\x00]*(\.[^$.\x00][^.\x00]*)*", value):
+            raise ValueError(f"{value!r} is not a field path (dot notation, no '$')")
+        return value
+
+    def for_run(self, last_full: datetime | None, now: datetime) -> tuple[ScopeOptions | None, str | None]:
+        """This run's window (None: the whole collection), and a note saying why a scoped schedule
+        audits everything this time."""
+        if not self.enabled or self.since is None:
+            return None, None
+        if self.full_every is not None:
+            if last_full is None:
+                return None, (f"a full audit (scope.full_every {format_duration(self.full_every)}): no full audit of "
+                              f"this collection is stored yet")
+            if now - last_full >= self.full_every:
+                return None, (f"a full audit (scope.full_every {format_duration(self.full_every)}): the last was "
+                              f"{format_duration(now - last_full)} ago")
+        return ScopeOptions(field=self.field, since_s=self.since.total_seconds()), None
+
+
 class AuditSettings(_Model):
     """What an audit does; ``defaults`` sets them for every schedule, a schedule overrides them."""
 
@@ -305,6 +350,8 @@ class AuditSettings(_Model):
     labels: dict[str, str] = Field(default_factory=dict)
     health: HealthSettings | None = Field(None, description="collection health baselines (volume, freshness, "
                                                             "drift); only the keys given override the defaults")
+    scope: ScopeSettings | None = Field(None, description="audit only recent documents (field, since), with a full "
+                                                          "audit every full_every; only the keys given override")
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -367,6 +414,7 @@ class Schedule(_Model):
     run_at_start: bool | None = None
     labels: dict[str, str] | None = None
     health: HealthSettings | None = None
+    scope: ScopeSettings | None = None
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -405,6 +453,10 @@ class _File(_Model):
                 problems.append((i, "connection", f"{s.connection!r} is not a connection (known: {known})"))
             if s.trigger is None and self.defaults.trigger is None:
                 problems.append((i, "trigger", "no trigger here and none in defaults"))
+            scope = {**_given(self.defaults.scope), **_given(s.scope)}
+            if scope and scope.get("enabled", True) and scope.get("since") is None:
+                problems.append((i, "scope", "a scope needs 'since' (how far back the window reaches, e.g. "
+                                             "since: 24h), here or in defaults"))
             conn = self.connections.get(s.connection)
             if conn is not None and conn.files is not None and s.collection not in conn.files:
                 problems.append((i, "collection", f"connection {s.connection!r} has no file for {s.collection!r} "
@@ -452,18 +504,20 @@ class ScheduleSet:
 
 
 def _resolve(file: _File, s: Schedule) -> ResolvedSchedule:
-    base = file.defaults.model_dump(exclude={"trigger", "llm", "health"})
-    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger", "llm", "health"},
-                             exclude_none=True)
+    base = file.defaults.model_dump(exclude={"trigger", "llm", "health", "scope"})
+    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger", "llm", "health",
+                                      "scope"}, exclude_none=True)
     llm = {**_given(file.defaults.llm), **_given(s.llm)}  # key by key: a schedule changes only what it names
     health = {**_given(file.defaults.health), **_given(s.health)}
-    settings = AuditSettings.model_validate({**base, **overrides, "llm": llm or None, "health": health or None})
+    scope = {**_given(file.defaults.scope), **_given(s.scope)}
+    settings = AuditSettings.model_validate({**base, **overrides, "llm": llm or None, "health": health or None,
+                                             "scope": scope or None})
     trigger = s.trigger or file.defaults.trigger
     assert trigger is not None  # validated in _File._references
     return ResolvedSchedule(s.name, s.connection, s.database, s.collection, trigger, settings)
 
 
-def _given(options: LLMOptions | HealthSettings | None) -> dict[str, Any]:
+def _given(options: LLMOptions | HealthSettings | ScopeSettings | None) -> dict[str, Any]:
     return {} if options is None else options.model_dump(include=options.model_fields_set)
 
 
@@ -532,6 +586,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(LLMOptions.model_fields)
     if parent[-1] == "health":
         return list(HealthSettings.model_fields)
+    if parent[-1] == "scope":
+        return list(ScopeSettings.model_fields)
     if parent[0] == "connections":
         return list(Connection.model_fields)
     if parent[:2] == ["alerts", "channels"]:

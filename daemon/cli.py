@@ -26,12 +26,13 @@ from agent.findings import Severity
 from agent.history import RunDiff
 from agent.llm.options import PlannerKind
 from agent.loop import run_audit
+from agent.options import AuditOptions
 from agent.planners.factory import make_planner
 from agent.report import AuditReport
 from agent.secrets import SECRETS
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
-from config.schedules import ScheduleError, load_schedules
+from config.schedules import ScheduleError, ScopeSettings, load_schedules
 from config.settings import Settings
 from daemon.alerts.cli import register as register_alert_commands
 from daemon.alerts.policy import AlertPolicy
@@ -163,6 +164,14 @@ def audit(
                                                  show_default="ARGUS_LLM_BASE_URL or the provider's")] = None,
     evaluators: Annotated[Evaluators | None, typer.Option(help="fast (rules only), balanced or thorough",
                                                           show_default="ARGUS_LLM_EVALUATORS or fast")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="audit only documents this recent, e.g. 24h (a scoped "
+                                                              "audit; see docs/scope.md)",
+                                              show_default="the whole collection")] = None,
+    scope_field: Annotated[str | None, typer.Option("--scope-field", help="date field of --since",
+                                                    show_default="the ObjectId time of _id")] = None,
+    full_every: Annotated[str | None, typer.Option("--full-every", help="with --since and a history: audit the whole "
+                                                                        "collection when the last full audit is "
+                                                                        "older than this, e.g. 7d")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report (with its diff against the last run when stored).
@@ -194,6 +203,7 @@ def audit(
         context = _store_call(lambda: history_store.history(
             ref, runs=settings.history_runs, drift_tolerance=settings.drift_tolerance,
             growth_factor=settings.growth_factor, health_runs=options.health.window))
+    options, why_full = _scope(options, since, scope_field, full_every, history_store, target)
     kind: PlannerKind = planner_choice.value if planner_choice is not None else settings.planner
     try:
         llm = None if kind == "heuristic" else settings.llm_options(
@@ -210,6 +220,8 @@ def audit(
     else:
         report = run_audit(target, setup.planner, options=options, observer=steps, historical_context=context,
                            gates=setup.gates, llm=setup.account)
+    if why_full:
+        report = report.model_copy(update={"notes": [why_full, *report.notes]})
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -224,6 +236,29 @@ def audit(
             f"stored as run {str(report.run_id)[:8]} in {describe_store(settings)} ({why}; --no-store skips)",
             highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(_exit_code(report, options.fail_on))
+
+
+def _scope(options: AuditOptions, since: str | None, field: str | None, full_every: str | None,
+           history_store: PostgresStore | None, target: AuditTarget) -> tuple[AuditOptions, str | None]:
+    """The audit's window from --since/--scope-field/--full-every (a usage error names the option)."""
+    if since is None:
+        if field is not None or full_every is not None:
+            raise _fail(f"{'--scope-field' if field is not None else '--full-every'} needs --since (e.g. --since 24h)")
+        return options, None
+    try:
+        scope = ScopeSettings.model_validate({"field": field, "since": since, "full_every": full_every})
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]
+        option = {"since": "--since", "full_every": "--full-every", "field": "--scope-field"}[str(problem["loc"][0])]
+        raise _fail(f"invalid option {option}: {problem['msg'].removeprefix('Value error, ')}") from None
+    last_full = None
+    if full_every is not None:
+        if history_store is None:
+            raise _fail("--full-every needs the history of earlier audits: add --store (or set ARGUS_DATABASE_URL)")
+        last_full = _store_call(lambda: history_store.last_full_audit(
+            CollectionRef(target.connection_name, target.database, target.name)))
+    window, why_full = scope.for_run(last_full, SystemClock().now())
+    return options.model_copy(update={"scope": window}), why_full
 
 
 def _target(file: Path | None, uri: str | None, database: str | None, collection: str | None,

@@ -30,6 +30,7 @@ from agent.clock import Clock, SystemClock
 from agent.errors import ArgusError
 from agent.history import HistoricalContext, fingerprint
 from agent.loop import run_audit
+from agent.options import AuditOptions
 from agent.planners.factory import make_planner
 from agent.privacy import has_masked
 from agent.report import AuditReport, TerminationReason, TraceEntry
@@ -283,6 +284,7 @@ class ScheduleRunner:
                 log.warning("history_unavailable", schedule=schedule.name, error=str(exc))
             if context is not None:
                 context = self._with_replay_evidence(context)
+            options, why_full = self._scoped(schedule, options)
             kind = schedule.settings.planner
             setup = make_planner(kind, clock=self.clock,
                                  llm=None if kind == "heuristic" else self.settings.llm_options(schedule.settings.llm))
@@ -290,13 +292,32 @@ class ScheduleRunner:
                                historical_context=context, observer=progress, run_id=progress.run_id,
                                should_stop=progress.stop.is_set, gates=setup.gates, llm=setup.account)
             self._remember_replay_evidence(report)
-            return report
+            return report.model_copy(update={"notes": [why_full, *report.notes]}) if why_full else report
         except ArgusError as exc:
             return self.failed_report(schedule, progress, str(exc))
         except Exception as exc:  # a bug must not stop the daemon: record it as a failed run
             log.error("audit_crashed", schedule=schedule.name, error=type(exc).__name__,
                       where=traceback.format_exc(limit=-1).strip().splitlines()[-1][:200])
             return self.failed_report(schedule, progress, f"internal error: {type(exc).__name__}: {exc}")
+
+    def _scoped(self, schedule: ResolvedSchedule, options: AuditOptions) -> tuple[AuditOptions, str | None]:
+        """The run's options with its window (``scope``), unless ``scope.full_every`` makes this run a
+        full audit (the note says why). Without the store's answer the run stays scoped: the cheap one."""
+        scope = schedule.settings.scope
+        if scope is None:
+            return options, None
+        last_full = None
+        if scope.full_every is not None:
+            try:
+                last_full = self.store.last_full_audit(CollectionRef(schedule.connection, schedule.database,
+                                                                     schedule.collection))
+            except StoreError as exc:
+                self.metrics.store_errors.labels("full_audit").inc()
+                log.warning("last_full_audit_unknown", schedule=schedule.name, error=str(exc))
+                window = scope.model_copy(update={"full_every": None}).for_run(None, self.clock.now())[0]
+                return options.model_copy(update={"scope": window}), None
+        window, why_full = scope.for_run(last_full, self.clock.now())
+        return options.model_copy(update={"scope": window}), why_full
 
     def _with_replay_evidence(self, context: HistoricalContext) -> HistoricalContext:
         """Persistent patterns whose stored evidence was masked get back the query as it was run,

@@ -40,7 +40,8 @@ def collect_health(target: AuditTarget, schema: SchemaSampleResult, *, now: date
     if newest_at is not None and privacy == "strict":
         newest_at = newest_at.replace(second=0, microsecond=0)
     return HealthSnapshot(
-        at=now, documents=schema.collection_size, inserts=inserts,
+        at=now, documents=schema.total_documents if schema.total_documents is not None else schema.collection_size,
+        inserts=inserts,
         inserts_since=previous.newest_at if inserts is not None and previous else None,
         newest_at=newest_at, freshness_s=max((now - newest_at).total_seconds(), 0.0) if newest_at else None,
         time_source=source, documents_sampled=schema.documents_sampled,

@@ -3,11 +3,14 @@
 ``AuditTarget`` wraps a pymongo ``Collection`` (or mongomock's, which has the same interface)
 and exposes ``find``, ``count_documents``, ``aggregate``, ``sample``, ``estimated_document_count``,
 ``newest`` and ``indexed_fields`` and nothing else, so no code path from a tool can reach a write
-method. Every call carries ``maxTimeMS`` and waits on the driver no longer than that
-(``pymongo.timeout``), and every call is counted in the target's ``OperationLedger`` (passes,
-documents examined, request units). Cosmos DB's throttling (16500, ``RetryAfterMs``) is retried
-within the run's remaining time; pymongo errors are translated into ``ToolError`` /
-``TargetUnavailable`` here.
+method. A scoped audit (``scope_to``) reads only the documents of its window: the window's filter
+leads every read (a ``$match`` first in every pipeline, ANDed into every ``find`` and count), added
+here so no tool can forget it, and the guard judges the combined query. ``whole_collection()`` is
+the unscoped view collection-level measurements (health) read through. Every call carries
+``maxTimeMS`` and waits on the driver no longer than that (``pymongo.timeout``), and every call is
+counted in the target's ``OperationLedger`` (passes, documents examined, request units). Cosmos
+DB's throttling (16500, ``RetryAfterMs``) is retried within the run's remaining time; pymongo
+errors are translated into ``ToolError`` / ``TargetUnavailable`` here.
 
 An in-process engine (mongomock, behind ``--file``) ignores ``maxTimeMS``, and some of its stages
 take quadratic time on large arrays, so there each read runs in a forked child killed at the limit
@@ -47,6 +50,7 @@ from agent.errors import ArgusError, QueryRejected, QueryTimeout, TargetUnavaila
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
 from agent.tools.compat import ServerRefusals, has_type_alias, refuses_type_alias, with_type_codes
 from agent.tools.engine_deadline import honours_max_time, within
+from agent.tools.guard import check_filter, check_pipeline
 
 __all__ = ["AuditTarget", "retry_after_ms"]
 
@@ -100,6 +104,8 @@ class AuditTarget:
         self._seed = zlib.crc32(f"{self.database}.{self.name}".encode()) if sample_seed is None else sample_seed
         self._time_cap: Callable[[], int | None] = lambda: None
         self.ru_budget: float | None = None
+        self._scope: dict[str, Any] | None = None
+        self.window_documents: int | None = None  # a scoped audit: the documents of its window
 
     def cap_time_with(self, remaining_ms: Callable[[], int | None]) -> None:
         """Let the loop shrink each query's limit to the audit's remaining wall-clock budget."""
@@ -120,13 +126,49 @@ class AuditTarget:
         """What the server refused and how the reads degraded, one note each, for the report."""
         return [n for n in self.refusals.notes if n]
 
+    # --- the window of a scoped audit ------------------------------------------------------
+
+    def scope_to(self, query: Mapping[str, Any], *, indexed: bool) -> int:
+        """Read only documents matching ``query`` from now on; returns how many there are (one count,
+        a pass of the window). ``indexed``: an index leads with the window's field, so each later
+        pass examines only the window's documents; otherwise each still visits the whole collection."""
+        check_filter(query, where="the audit's window")
+        if self.ledger.collection_size is None:
+            self.estimated_document_count()
+        documents = self.count_documents(query)
+        counted = self.ledger.records[-1]
+        counted.full_pass = True
+        counted.documents_examined = documents if indexed else self.ledger.collection_size
+        self._scope = dict(query)
+        self.window_documents = documents
+        self.ledger.window_documents = documents if indexed else None
+        return documents
+
+    @property
+    def scope(self) -> dict[str, Any] | None:
+        return None if self._scope is None else dict(self._scope)
+
+    def whole_collection(self) -> AuditTarget:
+        """The same collection, ledger and budgets without the window: for measurements of the
+        collection itself (its size, newest document, inserts since the last run)."""
+        view = copy.copy(self)
+        view._scope = None
+        view.window_documents = None
+        return view
+
     def _filter(self, query: Mapping[str, Any]) -> dict[str, Any]:
-        """What is sent for a tool's filter: reshaped for the refusals learned so far."""
+        """What is sent for a tool's filter: the window first, then the refusals learned so far."""
         sent = dict(query)
+        if self._scope is not None:
+            sent = {"$and": [self._scope, sent]} if sent else dict(self._scope)
+            check_filter(sent)
         return with_type_codes(sent) if self.refusals.refuses("type_aliases") else sent
 
     def _pipeline(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
         sent = list(pipeline)
+        if self._scope is not None:
+            sent = [{"$match": dict(self._scope)}, *sent]
+            check_pipeline(sent)
         return with_type_codes(sent) if self.refusals.refuses("type_aliases") else sent
 
     def _reshaped(self, value: Any, send: Callable[[Any], T]) -> T:
@@ -222,7 +264,8 @@ class AuditTarget:
         """Up to ``size`` documents drawn at random: ``$sample`` on a server, in process in memory;
         a server that refuses ``$sample`` is read with ``find`` from random points of ``_id``."""
         if self.in_memory:
-            drawn = self._call("sample", False, lambda _: _draw_in_memory(self._collection, size, self._seed))
+            drawn = self._call("sample", False, lambda _: _draw_in_memory(self._collection, size, self._seed,
+                                                                          self._scope))
             self.ledger.records[-1].documents_examined = len(drawn)
             return drawn
         if not self.refusals.refuses("$sample"):
@@ -371,14 +414,19 @@ class _Retry(Exception):
         return retry_after_ms(self.message, attempt - 1) if self.throttle else _FALLBACK_RETRY_MS * 2 ** attempt
 
 
-def _draw_in_memory(collection: Any, size: int, seed: int) -> list[Any]:
+def _draw_in_memory(collection: Any, size: int, seed: int, scope: Mapping[str, Any] | None) -> list[Any]:
     """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document):
-    pick ``_id``s from the in-memory store, copy only those documents. Repeatable for a seed."""
+    pick ``_id``s from the in-memory store (of the window's documents, when scoped), copy only
+    those documents. Repeatable for a seed."""
     store = getattr(collection, "_store", None)
     documents = getattr(store, "_documents", None)
-    if not isinstance(documents, Mapping):  # another mongomock layout: fall back to $sample
-        return list(collection.aggregate([{"$sample": {"size": size}}]))
-    keys = list(documents.keys())
+    if not isinstance(documents, Mapping):  # another layout: $sample, after the window's $match
+        return list(collection.aggregate([*([{"$match": dict(scope)}] if scope else []), {"$sample": {"size": size}}]))
+    if scope:
+        inside = {d["_id"] for d in collection.find(dict(scope), {"_id": 1})}
+        keys = [k for k, doc in documents.items() if doc.get("_id") in inside]
+    else:
+        keys = list(documents.keys())
     chosen = random.Random(seed).sample(range(len(keys)), min(size, len(keys)))
     return [copy.deepcopy(documents[keys[i]]) for i in chosen]
 
