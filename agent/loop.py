@@ -31,7 +31,8 @@ from agent.errors import (
 )
 from agent.findings import Finding, WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
-from agent.health.baseline import detect, usual_age
+from agent.health.backfill import backfill
+from agent.health.baseline import anomaly_key, detect, timeline, usual_age
 from agent.health.collect import collect_health
 from agent.health.findings import anomaly_findings
 from agent.health.models import HealthSnapshot
@@ -314,23 +315,38 @@ def _health_or_note(state: AgentState, target: AuditTarget,
 
 
 def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[HealthSnapshot | None, list[str]]:
-    """Measure the collection's health and commit the anomalies against earlier runs' baseline."""
+    """Measure the collection's health (the whole collection, whatever the audit's window) and commit
+    the anomalies against earlier runs' baseline; a first run rebuilds that baseline from history."""
     options = state.options.health
     if not options.enabled or state.schema is None:
         return None, []
     context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
-    past = context.health if context is not None else []
-    snapshot = collect_health(target.whole_collection(), state.schema, now=clock.now(), options=options,
-                              privacy=state.options.privacy, previous=past[-1] if past else None)
+    whole = target.whole_collection()
+    now = clock.now()
+    past = timeline(context.health if context is not None else [])
+    points: list[HealthSnapshot] = []
+    notes: list[str] = []
+    if not past and options.backfill:
+        points, notes = backfill(whole, state.schema, now, options, state.options.privacy)
+        past = points
+    snapshot = collect_health(whole, state.schema, now=now, options=options, privacy=state.options.privacy,
+                              previous=past[-1] if past else None)
     snapshot.usual_age_s = usual_age(past, snapshot.at, options)
-    findings, notes = anomaly_findings(detect(past, snapshot, options), snapshot,
-                                       where=(state.connection_name, state.database, state.collection),
-                                       context=context)
+    snapshot.scope = state.window.key if state.window is not None else None
+    snapshot.baseline_points = points
+    anomalies = detect(past, snapshot, options)
+    snapshot.anomalies = [anomaly_key(a) for a in anomalies]  # out of the baselines of later runs
+    findings, found_notes = anomaly_findings(anomalies, snapshot,
+                                             where=(state.connection_name, state.database, state.collection),
+                                             context=context)
     for finding in findings:
         state.findings.upsert(finding)
         log.info("anomaly_committed", field=finding.field, category=finding.category.value,
                  severity=finding.severity.value)
-    return snapshot, notes
+    if points:
+        notes.append(f"no earlier run was stored: the volume and freshness baselines came from {len(points)} "
+                     f"intervals of the collection's own history ({points[0].time_source})")
+    return snapshot, [*notes, *found_notes]
 
 
 def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord) -> list[UnansweredCheck]:

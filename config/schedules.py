@@ -19,7 +19,7 @@ import difflib
 import os
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -39,7 +39,7 @@ from pydantic import (
 
 from agent.errors import ArgusError
 from agent.findings import Severity
-from agent.health.models import HealthOptions
+from agent.health.models import ExcludedSpan, HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from config.alerts import AlertRoute, AlertsConfig, Channel
@@ -263,6 +263,41 @@ Trigger = Annotated[Annotated[CronTrigger, Tag("cron")] | Annotated[IntervalTrig
                     Discriminator(_trigger_tag)]
 
 
+class ExcludeSetting(_Model):
+    """One ``health.exclude`` span: ``{start: 2026-12-24, end: 2026-12-27, reason: holidays}``. A date
+    is midnight UTC; a time without a zone is UTC."""
+
+    start: datetime
+    end: datetime
+    reason: str | None = None
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _moment(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value.strip())
+            except ValueError:
+                raise ValueError(f"{_short(value)} is not a date or a time (e.g. 2026-12-24 or "
+                                 f"2026-12-24T02:00:00Z)") from None
+        if isinstance(value, date) and not isinstance(value, datetime):
+            return datetime(value.year, value.month, value.day, tzinfo=UTC)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+    @field_validator("start", "end")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ExcludeSetting:
+        if self.end <= self.start:
+            raise ValueError(f"end ({self.end:%Y-%m-%d %H:%M}) must be after start ({self.start:%Y-%m-%d %H:%M})")
+        return self
+
+
 class HealthSettings(_Model):
     """``health:`` of a schedule or of ``defaults``; a schedule changes only the keys it names."""
 
@@ -275,6 +310,11 @@ class HealthSettings(_Model):
     sensitivity: float = Field(3.0, gt=0, description="robust z-score beyond which a value is anomalous")
     seasonality: Literal["auto", "off"] = "auto"
     field_metrics: bool = Field(False, description="export per-field null shares as metrics")
+    backfill: bool = Field(True, description="the first run builds the volume and freshness baselines from the "
+                                             "time field's history")
+    exclude: list[ExcludeSetting] = Field(default_factory=list, description="spans (planned maintenance, holidays) "
+                                                                            "that neither raise anomalies nor enter "
+                                                                            "a baseline")
 
     @field_validator("cadence", mode="before")
     @classmethod
@@ -285,7 +325,8 @@ class HealthSettings(_Model):
         return HealthOptions(enabled=self.enabled, time_field=self.time_field,
                              cadence_s=self.cadence.total_seconds() if self.cadence else None, window=self.window,
                              min_history=self.min_history, sensitivity=self.sensitivity,
-                             seasonality=self.seasonality, field_metrics=self.field_metrics)
+                             seasonality=self.seasonality, field_metrics=self.field_metrics, backfill=self.backfill,
+                             exclude=[ExcludedSpan(start=e.start, end=e.end, reason=e.reason) for e in self.exclude])
 
 
 class ScopeSettings(_Model):
@@ -586,6 +627,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(LLMOptions.model_fields)
     if parent[-1] == "health":
         return list(HealthSettings.model_fields)
+    if parent[-1] == "exclude":
+        return list(ExcludeSetting.model_fields)
     if parent[-1] == "scope":
         return list(ScopeSettings.model_fields)
     if parent[0] == "connections":

@@ -42,7 +42,7 @@ from daemon.metrics import Metrics
 from daemon.sources import SourceCache
 from daemon.spool import Spool, storable
 from daemon.store import LOST_RUN, CollectionRef, PostgresStore, StoreError, StoreUnavailable, TriggerClaim
-from daemon.triggers import slot_of
+from daemon.triggers import interval_of, slot_of
 
 __all__ = ["CLAIM_LEASE_S", "Progress", "ScheduleRunner", "replica_name"]
 
@@ -285,6 +285,9 @@ class ScheduleRunner:
             if context is not None:
                 context = self._with_replay_evidence(context)
             options, why_full = self._scoped(schedule, options)
+            if options.health.run_every_s is None:  # the first run's baseline is spaced as the runs will be
+                options = options.model_copy(update={"health": options.health.model_copy(update={
+                    "run_every_s": interval_of(schedule.trigger, self.clock.now())})})
             kind = schedule.settings.planner
             setup = make_planner(kind, clock=self.clock,
                                  llm=None if kind == "heuristic" else self.settings.llm_options(schedule.settings.llm))

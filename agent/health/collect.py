@@ -19,7 +19,7 @@ from agent.options import PrivacyMode
 from agent.tools.models import FieldStats, SchemaSampleResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["collect_health"]
+__all__ = ["collect_health", "newest_document"]
 
 log = structlog.get_logger("argus.health")
 
@@ -30,12 +30,7 @@ _IDENTIFIER_SHARE = 0.9  # numeric fields this distinct in the sample are counte
 
 def collect_health(target: AuditTarget, schema: SchemaSampleResult, *, now: datetime, options: HealthOptions,
                    privacy: PrivacyMode, previous: HealthSnapshot | None) -> HealthSnapshot:
-    newest_at, source = _newest(target, schema, options)
-    if newest_at is not None and newest_at > now + _CLOCK_SKEW:
-        # Ids or times from the future: they do not record when documents arrived (random ObjectIds,
-        # a time field holding something else). Freshness is unknown rather than negative.
-        log.info("health_time_source_unusable", source=source)
-        newest_at, source = None, None
+    newest_at, source = newest_document(target, schema, options, now)
     inserts = _inserts(target, source, previous) if newest_at is not None else None
     if newest_at is not None and privacy == "strict":
         newest_at = newest_at.replace(second=0, microsecond=0)
@@ -46,6 +41,19 @@ def collect_health(target: AuditTarget, schema: SchemaSampleResult, *, now: date
         newest_at=newest_at, freshness_s=max((now - newest_at).total_seconds(), 0.0) if newest_at else None,
         time_source=source, documents_sampled=schema.documents_sampled,
         fields=_fields(schema, options, privacy))
+
+
+def newest_document(target: AuditTarget, schema: SchemaSampleResult, options: HealthOptions,
+                    now: datetime) -> tuple[datetime | None, str | None]:
+    """When the newest document arrived, and where that came from: ``_id`` (ObjectId time), an indexed
+    ``time_field``, ``sample:<field>`` (only the sample had it), or (None, None)."""
+    newest_at, source = _newest(target, schema, options)
+    if newest_at is not None and newest_at > now + _CLOCK_SKEW:
+        # Ids or times from the future: they do not record when documents arrived (random ObjectIds,
+        # a time field holding something else). Freshness is unknown rather than negative.
+        log.info("health_time_source_unusable", source=source)
+        return None, None
+    return newest_at, source
 
 
 def _newest(target: AuditTarget, schema: SchemaSampleResult,

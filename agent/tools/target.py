@@ -144,6 +144,11 @@ class AuditTarget:
         self.ledger.window_documents = documents if indexed else None
         return documents
 
+    def examined(self, documents: int) -> None:
+        """The last operation examined ``documents`` (known only from its answer: an index-bounded read)."""
+        if self.ledger.records:
+            self.ledger.records[-1].documents_examined = documents
+
     @property
     def scope(self) -> dict[str, Any] | None:
         return None if self._scope is None else dict(self._scope)
@@ -197,7 +202,10 @@ class AuditTarget:
         return max(1, min(self.max_time_ms, cap)) if cap is not None else self.max_time_ms
 
     def find(self, query: Mapping[str, Any], projection: Mapping[str, Any] | None, limit: int, *,
-             sort: list[tuple[str, int]] | None = None) -> list[Any]:
+             sort: list[tuple[str, int]] | None = None, full_pass: bool | None = None) -> list[Any]:
+        """``limit`` 0 reads every match; ``full_pass`` overrides the ledger's judgement."""
+        is_pass = not is_selective(query) if full_pass is None else full_pass
+
         def send(_: Any) -> list[Any]:
             sent = self._filter(query)
 
@@ -206,7 +214,7 @@ class AuditTarget:
                 if sort:
                     cursor = cursor.sort(sort)
                 return list(cursor.limit(limit).max_time_ms(limit_ms))
-            return self._call("find", not is_selective(query), run)
+            return self._call("find", is_pass, run)
         return self._reshaped(query, send)
 
     def count_documents(self, query: Mapping[str, Any]) -> int:
@@ -363,6 +371,8 @@ class AuditTarget:
     def _record(self, kind: str, full_pass: bool, t0: float, *, error: str | None = None) -> None:
         record = OperationRecord(kind=kind, full_pass=full_pass and error is None,
                                  duration_ms=round((time.perf_counter() - t0) * 1000, 3), error=error)
+        if record.full_pass and self._scope is None and self.ledger.window_documents is not None:
+            record.documents_examined = self.ledger.collection_size  # the unscoped view of a scoped run
         if error is None and not self.refusals.refuses("getLastRequestStatistics") \
                 and self.ledger.server in ("unknown", "cosmosdb"):
             record.request_charge = self._request_charge()

@@ -88,6 +88,11 @@ def test_a_schedule_without_full_every_is_always_scoped(store: PostgresStore, tm
     report = runner.run(_schedules(tmp_path, "{field: null}"), "orders")
 
     assert report is not None and report.window is not None and _qty(report) == 4
+    assert report.window.documents == 101 and report.window.indexed  # _id leads the _id index
+    examined = runner.metrics.sample("argus_db_documents_examined_total", {"schedule": "orders"})
+    assert examined == report.database_cost.documents_examined
+    passes = [op for op in report.database_cost.operations if op.full_pass and op.documents_examined == 101]
+    assert len(passes) >= 3  # the window's count and the audit's passes, each its 101 documents
     assert report.findings[0].window is not None
     assert report.findings[0].window.since == NOW - timedelta(days=1)
 
