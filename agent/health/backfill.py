@@ -10,8 +10,8 @@ freshness. So a drop yesterday is reported on the first run. Intervals before th
 first document are left out (a collection one day old has no history to learn from).
 
 A server that refuses the aggregation (``$dateToString`` of an ObjectId, ``$group``) is asked one
-count per interval instead, within the run's budgets (volume only); the in-memory engine, which
-has no server to spare, reads the times once and buckets them itself. Either way it is noted.
+count per interval instead, within the run's budgets (volume only), and that is noted. The
+in-memory engine, which has no server to spare, reads the times once and buckets them itself.
 """
 
 from __future__ import annotations
@@ -56,16 +56,10 @@ def backfill(target: AuditTarget, schema: SchemaSampleResult, now: datetime, opt
     notes: list[str] = []
     indexed = not source.startswith("sample:")  # _id, or a time field that leads an index
     try:
-        buckets = _bucketed(target, field, start, indexed)
-    except QueryRejected as exc:
-        code = f" (code {exc.code})" if exc.code is not None else ""
-        if target.in_memory:
+        if target.in_memory:  # Argus's own engine: no server to spare, one read of the times
             buckets = _read_and_bucketed(target, field, start, indexed)
         else:
-            buckets = _counted_per_interval(target, field, [start, *ticks])
-            notes.append(f"the server refused the hourly bucketing of {field}{code}: the first run's volume "
-                         f"baseline came from one count per interval, and freshness has no baseline until "
-                         f"{options.min_history} runs are stored")
+            buckets = _bucketed_or_counted(target, field, start, ticks, indexed, notes, options)
     except ArgusError as exc:
         log.warning("health_backfill_failed", error=str(exc))
         return [], [f"the first run's baseline was not built: {type(exc).__name__}"]
@@ -74,6 +68,18 @@ def backfill(target: AuditTarget, schema: SchemaSampleResult, now: datetime, opt
     if points:
         log.info("health_backfilled", points=len(points), source=source)
     return points, notes
+
+
+def _bucketed_or_counted(target: AuditTarget, field: str, start: datetime, ticks: list[datetime], indexed: bool,
+                         notes: list[str], options: HealthOptions) -> Buckets:
+    try:
+        return _bucketed(target, field, start, indexed)
+    except QueryRejected as exc:
+        code = f" (code {exc.code})" if exc.code is not None else ""
+        notes.append(f"the server refused the hourly bucketing of {field}{code}: the first run's volume baseline "
+                     f"came from one count per interval, and freshness has no baseline until "
+                     f"{options.min_history} runs are stored")
+        return _counted_per_interval(target, field, [start, *ticks])
 
 
 def _bucketed(target: AuditTarget, field: str, start: datetime, indexed: bool) -> Buckets:

@@ -128,23 +128,23 @@ def test_a_query_the_server_never_answers_is_a_timeout_of_that_check_not_a_lost_
                                        doc.get("pipeline", [{}])[0] == {"$match": stalled} else None])
     steps = [AgentAction(action="schema_sample"), AgentAction(action="run_query", action_input={"filter": stalled}),
              AgentAction(action="run_query", action_input={"filter": {"qty": 4}, "limit": 0})]
-    report = _audit(server, ScriptedPlanner(steps), max_time_ms=1000, min_field_coverage=0.0)
+    report = _audit(server, ScriptedPlanner(steps), max_time_ms=2000, min_field_coverage=0.0)
 
     assert (report.outcome, report.error) == ("succeeded", None)
     [error] = [t.observation for t in report.trace if t.outcome == "error"]
-    assert error.startswith("count_documents got no answer within its time limit (1000 ms) although the server "
+    assert error.startswith("count_documents got no answer within its time limit (2000 ms) although the server "
                             "answers ping")
     assert report.trace[-2].observation.startswith("matched ")  # the next query was answered
     assert len(server.stalled) == 1
 
 
+@pytest.mark.slow  # four queries left to time out at 2.5 s each
 def test_a_stalled_batch_is_asked_check_by_check_and_only_the_stalled_checks_go_unanswered(
         servers: list[EngineServer]) -> None:
-    def stall_email_patterns(name: str, doc: dict[str, Any]) -> Refusal | None:
-        return STALL if name == "aggregate" and "@" in str(_values_of(doc, "$regex")) + str(doc) and \
-            uses(doc, "$regex") else None
+    def stall_email_format(name: str, doc: dict[str, Any]) -> Refusal | None:  # its pattern ends in xn--
+        return STALL if name == "aggregate" and "xn--" in str(doc) else None
 
-    report = _audit(_serve(servers, refusals=[stall_email_patterns]), max_time_ms=1000)
+    report = _audit(_serve(servers, refusals=[stall_email_format]), max_time_ms=2500)
 
     assert (report.outcome, report.error) == ("partial", None)
     found = _found(report)
