@@ -33,7 +33,7 @@ from agent.findings import Finding, WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
 from agent.health.backfill import backfill
 from agent.health.baseline import anomaly_key, detect, timeline, usual_age
-from agent.health.collect import collect_health
+from agent.health.collect import collect_health, newest_document
 from agent.health.findings import anomaly_findings
 from agent.health.models import HealthSnapshot
 from agent.hints import zero_match_hints
@@ -326,11 +326,12 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
     past = timeline(context.health if context is not None else [])
     points: list[HealthSnapshot] = []
     notes: list[str] = []
+    newest = newest_document(whole, state.schema, options, now)
     if not past and options.backfill:
-        points, notes = backfill(whole, state.schema, now, options, state.options.privacy)
+        points, notes = backfill(whole, state.schema, now, options, state.options.privacy, newest[1])
         past = points
     snapshot = collect_health(whole, state.schema, now=now, options=options, privacy=state.options.privacy,
-                              previous=past[-1] if past else None)
+                              previous=past[-1] if past else None, newest=newest)
     snapshot.usual_age_s = usual_age(past, snapshot.at, options)
     snapshot.scope = state.window.key if state.window is not None else None
     snapshot.baseline_points = points

@@ -24,7 +24,6 @@ import structlog
 from bson import ObjectId
 
 from agent.errors import ArgusError, QueryRejected
-from agent.health.collect import newest_document
 from agent.health.models import HealthOptions, HealthSnapshot
 from agent.options import PrivacyMode
 from agent.tools.models import SchemaSampleResult
@@ -43,9 +42,9 @@ Buckets = dict[datetime, tuple[int, datetime | None]]  # hour -> (documents, new
 
 
 def backfill(target: AuditTarget, schema: SchemaSampleResult, now: datetime, options: HealthOptions,
-             privacy: PrivacyMode) -> tuple[list[HealthSnapshot], list[str]]:
-    """Points standing for the earlier runs a first run does not have (oldest first), and notes."""
-    _, source = newest_document(target, schema, options, now)
+             privacy: PrivacyMode, source: str | None) -> tuple[list[HealthSnapshot], list[str]]:
+    """Points standing for the earlier runs a first run does not have (oldest first), and notes.
+    ``source``: where arrivals are recorded (``newest_document``'s answer); None: nothing to rebuild."""
     if source is None or target.exhausted() is not None:
         return [], []
     field = source.removeprefix("sample:")

@@ -29,8 +29,10 @@ _IDENTIFIER_SHARE = 0.9  # numeric fields this distinct in the sample are counte
 
 
 def collect_health(target: AuditTarget, schema: SchemaSampleResult, *, now: datetime, options: HealthOptions,
-                   privacy: PrivacyMode, previous: HealthSnapshot | None) -> HealthSnapshot:
-    newest_at, source = newest_document(target, schema, options, now)
+                   privacy: PrivacyMode, previous: HealthSnapshot | None,
+                   newest: tuple[datetime | None, str | None] | None = None) -> HealthSnapshot:
+    """``newest``: what ``newest_document`` answered already in this run (else it is asked)."""
+    newest_at, source = newest if newest is not None else newest_document(target, schema, options, now)
     inserts = _inserts(target, source, previous) if newest_at is not None else None
     if newest_at is not None and privacy == "strict":
         newest_at = newest_at.replace(second=0, microsecond=0)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from config.schedules import load_schedules
 
-PAGE = Path(__file__).resolve().parents[1] / "docs" / "scope.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "scope.md"
 _YAML = re.compile(r"```yaml\n(.*?)```", re.DOTALL)
 
 
