@@ -64,6 +64,11 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         usage = report.token_usage
         console.print(f"llm {usage.input_tokens:,} input + {usage.output_tokens:,} output tokens "
                       f"({usage.cached_tokens:,} cached) · ${report.cost_usd:.4f}", highlight=False)
+    if report.window is not None:
+        w = report.window
+        index = {True: "an index leads with it", False: "no index leads with it", None: "indexes unknown"}[w.indexed]
+        console.print(f"window {w.describe()} · {w.documents:,} documents · {index} (shares are of the window)",
+                      highlight=False)
     if report.health is not None:
         console.print(f"health {_health_line(report.health)}", highlight=False)
     cost = report.database_cost

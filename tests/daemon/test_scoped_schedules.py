@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -154,6 +155,10 @@ def test_argus_audit_since_audits_the_window(tmp_path: Path, monkeypatch: pytest
     assert report["window"]["field"] == "_id" and report["window"]["documents"] == 300
     assert report["window"]["indexed"] is True
     assert {f["field"]: f["affected_count"] for f in report["findings"]} == {"qty": 14}
+    table = CliRunner().invoke(app, ["audit", "--file", str(tmp_path / "orders.jsonl"), "--since", "3650d",
+                                     "--fail-on", "none"])
+    assert re.search(r"window _id \(ObjectId time\) since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC · 300 documents · "
+                     r"an index leads with it \(shares are of the window\)", " ".join(table.stdout.split()))
 
 
 @pytest.mark.parametrize(("args", "message"), [
