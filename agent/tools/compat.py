@@ -21,6 +21,7 @@ from agent.errors import QueryRejected
 __all__ = [
     "TYPE_CODES",
     "ServerRefusals",
+    "facet_note",
     "has_type_alias",
     "named_operators",
     "operators_in",
@@ -76,6 +77,13 @@ def operators_in(value: Any) -> set[str]:
 def named_operators(exc: QueryRejected) -> set[str]:
     """Operators the server's refusal names (``Operator '$not' is not currently implemented``)."""
     return set(_OPERATOR.findall(exc.server_message))
+
+
+def facet_note(exc: QueryRejected) -> str:
+    """What the report says once the server has refused ``$facet``."""
+    code = f" (code {exc.code})" if exc.code is not None else ""
+    return (f"the server refused $facet{code}: every check was asked on its own (count_documents, find, one "
+            f"pipeline per statistic) instead of in batched passes")
 
 
 def refusal_reason(exc: QueryRejected, used: set[str] | None = None) -> str:

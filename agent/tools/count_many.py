@@ -40,7 +40,7 @@ from bson.regex import Regex
 
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused, QueryRejected, QueryTimeout
-from agent.tools.compat import named_operators, operators_in, refusal_reason
+from agent.tools.compat import facet_note, named_operators, operators_in, refusal_reason
 from agent.tools.get_stats import build_pipeline, duplicate_branches, stats_result
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
 from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, CountQuery, GetStatsInput, StatsResult
@@ -191,9 +191,7 @@ def _refused(run: _Run, items: list[_Item], exc: QueryRejected) -> None:
     # ``$facet`` alone is the stage itself.
     culprits = (named - _EVERY_BATCH - {"$facet"}) & set().union(*(i.operators for i in items))
     if "$facet" in named and not culprits:
-        run.target.refusals.learn("$facet", f"the server refused $facet{_code(exc)}: every check was asked on its own "
-                                            f"(count_documents, find, one pipeline per statistic) instead of in "
-                                            f"batched passes")
+        run.target.refusals.learn("$facet", facet_note(exc))
         _one_by_one(run, items)
         return
     if culprits:
@@ -301,10 +299,6 @@ def _stat_pipeline(stat: GetStatsInput) -> list[dict[str, Any]]:
 def _operator(op: str) -> str:
     """How a refused operator is kept among the run's refusals (apart from the stages with a fallback)."""
     return f"operator {op}"
-
-
-def _code(exc: QueryRejected) -> str:
-    return f" (code {exc.code})" if exc.code is not None else ""
 
 
 def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[str, Any]],

@@ -10,6 +10,8 @@ import json
 from typing import Any
 
 from agent.ejson import decode, encode
+from agent.errors import QueryRejected
+from agent.tools.compat import facet_note, named_operators
 from agent.tools.guard import check_field_path, check_filter, check_pipeline
 from agent.tools.models import DISTINCT_CAP, DUPLICATES_CAP, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
@@ -75,7 +77,24 @@ def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
         check_filter({"v": value_filter}, where="value_filter")
     pipeline = build_pipeline(params.field, params.operation, query, value_filter)
     check_pipeline(pipeline)
-    return stats_result(params, target.name, target.aggregate(pipeline), query, pipeline)
+    if params.operation == "duplicates" and target.refusals.refuses("$facet"):
+        return stats_result(params, target.name, _without_facet(target, params.field, query, value_filter), query,
+                            pipeline)
+    try:
+        rows = target.aggregate(pipeline)
+    except QueryRejected as exc:
+        if params.operation != "duplicates" or "$facet" not in named_operators(exc):
+            raise
+        target.refusals.learn("$facet", facet_note(exc))
+        rows = _without_facet(target, params.field, query, value_filter)
+    return stats_result(params, target.name, rows, query, pipeline)
+
+
+def _without_facet(target: AuditTarget, field: str, query: dict[str, Any] | None,
+                   value_filter: dict[str, Any] | None) -> list[Any]:
+    """``duplicates`` as its two pipelines, for a server that refuses ``$facet``."""
+    top, totals = duplicate_branches(field, query, value_filter)
+    return [{"top": target.aggregate(top), "totals": target.aggregate(totals)}]
 
 
 def stats_result(params: GetStatsInput, collection: str, rows: list[Any], query: dict[str, Any] | None,

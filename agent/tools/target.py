@@ -37,11 +37,9 @@ import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import pymongo
-from bson import ObjectId
 from bson.codec_options import DatetimeConversion
 from pymongo import errors as mongo_errors
 from pymongo.collection import Collection
@@ -51,6 +49,7 @@ from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecor
 from agent.tools.compat import ServerRefusals, has_type_alias, refuses_type_alias, with_type_codes
 from agent.tools.engine_deadline import honours_max_time, within
 from agent.tools.guard import check_filter, check_pipeline
+from agent.tools.sampling import draw_in_memory, random_points
 
 __all__ = ["AuditTarget", "retry_after_ms"]
 
@@ -272,7 +271,7 @@ class AuditTarget:
         """Up to ``size`` documents drawn at random: ``$sample`` on a server, in process in memory;
         a server that refuses ``$sample`` is read with ``find`` from random points of ``_id``."""
         if self.in_memory:
-            drawn = self._call("sample", False, lambda _: _draw_in_memory(self._collection, size, self._seed,
+            drawn = self._call("sample", False, lambda _: draw_in_memory(self._collection, size, self._seed,
                                                                           self._scope))
             self.ledger.records[-1].documents_examined = len(drawn)
             return drawn
@@ -294,7 +293,7 @@ class AuditTarget:
         for other ``_id`` kinds, the first ``size``."""
         ends = [self.find({}, {"_id": 1}, 1, sort=[("_id", direction)]) for direction in (1, -1)]
         low, high = (e[0].get("_id") if e else None for e in ends)
-        points = _random_points(low, high, _FIND_SAMPLE_POINTS, random.Random(self._seed))
+        points = random_points(low, high, _FIND_SAMPLE_POINTS, random.Random(self._seed))
         if not points:
             drawn = self.find({}, None, size)
             self.ledger.records[-1].documents_examined = len(drawn)
@@ -422,41 +421,6 @@ class _Retry(Exception):
 
     def wait_ms(self, attempt: int) -> int:
         return retry_after_ms(self.message, attempt - 1) if self.throttle else _FALLBACK_RETRY_MS * 2 ** attempt
-
-
-def _draw_in_memory(collection: Any, size: int, seed: int, scope: Mapping[str, Any] | None) -> list[Any]:
-    """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document):
-    pick ``_id``s from the in-memory store (of the window's documents, when scoped), copy only
-    those documents. Repeatable for a seed."""
-    store = getattr(collection, "_store", None)
-    documents = getattr(store, "_documents", None)
-    if not isinstance(documents, Mapping):  # another layout: $sample, after the window's $match
-        return list(collection.aggregate([*([{"$match": dict(scope)}] if scope else []), {"$sample": {"size": size}}]))
-    if scope:
-        inside = {d["_id"] for d in collection.find(dict(scope), {"_id": 1})}
-        keys = [k for k, doc in documents.items() if doc.get("_id") in inside]
-    else:
-        keys = list(documents.keys())
-    chosen = random.Random(seed).sample(range(len(keys)), min(size, len(keys)))
-    return [copy.deepcopy(documents[keys[i]]) for i in chosen]
-
-
-def _random_points(low: Any, high: Any, count: int, rng: random.Random) -> list[Any]:
-    """``count`` sorted random values between two ``_id``s of one kind (ObjectIds by their time,
-    numbers by value); none for other kinds, which have no arithmetic."""
-    if isinstance(low, ObjectId) and isinstance(high, ObjectId):
-        start, end = low.generation_time.timestamp(), high.generation_time.timestamp()
-        if end <= start:
-            return [low]
-        times = sorted(rng.uniform(start, end) for _ in range(count - 1))
-        return [low, *(ObjectId.from_datetime(datetime.fromtimestamp(t, UTC)) for t in times)]
-    numbers = (int, float)
-    if isinstance(low, numbers) and isinstance(high, numbers) and not isinstance(low, bool) \
-            and not isinstance(high, bool):
-        if high <= low:
-            return [low]
-        return [low, *sorted(rng.uniform(low, high) for _ in range(count - 1))]
-    return []
 
 
 @contextmanager

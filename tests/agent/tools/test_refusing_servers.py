@@ -188,6 +188,18 @@ def test_a_server_without_facet_is_asked_check_by_check(servers: list[EngineServ
     assert sum(1 for doc in server.commands("aggregate") if uses(doc, "$facet")) == 1  # learned once
 
 
+def test_get_stats_duplicates_on_a_server_without_facet_is_its_two_pipelines(servers: list[EngineServer]) -> None:
+    steps = [AgentAction(action="schema_sample"),
+             AgentAction(action="get_stats", action_input={"field": "order_no", "operation": "duplicates"})]
+    results = []
+    for refusals in ([], [refuse("$facet", FACET_REFUSED.errmsg, FACET_REFUSED.code)]):
+        report = _audit(_serve(servers, refusals=refusals), ScriptedPlanner(list(steps)), min_field_coverage=0.0)
+        [stats] = [t for t in report.trace if t.action == "get_stats"]
+        assert stats.outcome == "ok", stats.observation
+        results.append(stats.observation)
+    assert results[0] == results[1] == "duplicates of order_no: 1 values, 1 duplicated values in 2 documents"
+
+
 def test_a_server_without_sample_is_sampled_with_find_from_random_points_of_the_id_index(
         servers: list[EngineServer]) -> None:
     server = _serve(servers, refusals=[refuse("$sample", "Unrecognized pipeline stage name: '$sample'", 40324)])
