@@ -65,6 +65,7 @@ _FALLBACK_RETRY_MS = 100
 _MAX_RETRIES = 8
 _FIND_SAMPLE_POINTS = 10  # random starting points of the _id index a find-based sample reads from
 _PING_MS = 2000           # at most this long to ask a server that let a query time out whether it still answers
+_LAST_READ_MS = 1000      # no optional read (one by one, a first-run baseline) starts with less than this left
 
 
 def retry_after_ms(message: str, attempt: int) -> int:
@@ -111,9 +112,10 @@ class AuditTarget:
         self._time_cap = remaining_ms
 
     def exhausted(self) -> str | None:
-        """Why no further read may be sent in this run (its time or request units are spent), or None."""
+        """Why no further optional read should be sent in this run (its time or request units are
+        spent: a read started in the last second could not finish), or None."""
         remaining = self._time_cap()
-        if remaining is not None and remaining <= 0:
+        if remaining is not None and remaining < _LAST_READ_MS:
             return "the run's time budget ran out"
         spent = self.ledger.request_units
         if self.ru_budget is not None and spent is not None and spent >= self.ru_budget:
