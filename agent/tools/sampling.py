@@ -17,20 +17,23 @@ __all__ = ["draw_in_memory", "random_points"]
 
 
 def draw_in_memory(collection: Any, size: int, seed: int, scope: Mapping[str, Any] | None) -> list[Any]:
-    """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document):
-    pick ``_id``s from the in-memory store (of the window's documents, when scoped), copy only
-    those documents. Repeatable for a seed."""
+    """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document),
+    repeatable for a seed: Argus's own engine (``agent.engine``) draws positions itself; mongomock's
+    ``_id``s are picked from its store and only those documents copied. In a scoped audit the
+    window's documents are read (one read) and the sample drawn among them."""
+    if scope:
+        inside = list(collection.find(dict(scope)))
+        chosen = random.Random(seed).sample(range(len(inside)), min(size, len(inside)))
+        return [inside[i] for i in sorted(chosen)]
+    if getattr(collection, "in_process", False) is True:  # mongomock answers any attribute with a collection
+        return list(collection.draw_sample(size, seed))
     store = getattr(collection, "_store", None)
     documents = getattr(store, "_documents", None)
-    if not isinstance(documents, Mapping):  # another layout: $sample, after the window's $match
-        return list(collection.aggregate([*([{"$match": dict(scope)}] if scope else []), {"$sample": {"size": size}}]))
-    if scope:
-        inside = {d["_id"] for d in collection.find(dict(scope), {"_id": 1})}
-        keys = [k for k, doc in documents.items() if doc.get("_id") in inside]
-    else:
-        keys = list(documents.keys())
-    chosen = random.Random(seed).sample(range(len(keys)), min(size, len(keys)))
-    return [copy.deepcopy(documents[keys[i]]) for i in chosen]
+    if not isinstance(documents, Mapping):  # another layout: $sample
+        return list(collection.aggregate([{"$sample": {"size": size}}]))
+    keys = list(documents.keys())
+    chosen_keys = random.Random(seed).sample(range(len(keys)), min(size, len(keys)))
+    return [copy.deepcopy(documents[keys[i]]) for i in chosen_keys]
 
 
 def random_points(low: Any, high: Any, count: int, rng: random.Random) -> list[Any]:

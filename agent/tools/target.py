@@ -95,7 +95,9 @@ class AuditTarget:
         self.database = collection.database.name
         self.name = collection.name
         self.max_time_ms = max_time_ms
-        self.in_memory = not honours_max_time(collection) if in_memory is None else in_memory
+        if in_memory is None:
+            in_memory = getattr(collection, "in_process", False) is True or not honours_max_time(collection)
+        self.in_memory = in_memory
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
         self.refusals = ServerRefusals()
