@@ -22,6 +22,8 @@ A server that refuses the batch costs only the checks it cannot answer, as a car
   ``ISOLATION_PASSES`` more reads; what is left then is asked one by one;
 - the batch times out (error 50, or the server ignored ``maxTimeMS``): the checks are asked one by one.
 
+Each of these says so once in the report's notes (``ServerRefusals``), naming operators and codes only.
+
 Asking one by one stops when the run's time or request units are spent, or after
 ``TIMEOUTS_IN_A_ROW`` timeouts in a row once they outnumber the answers; a check not answered
 comes back with ``error`` set, saying why, and the loop makes the run partial and names it.
@@ -41,7 +43,7 @@ from bson.regex import Regex
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused, QueryRejected, QueryTimeout
 from agent.tools.compat import facet_note, named_operators, operators_in, refusal_reason
-from agent.tools.get_stats import build_pipeline, duplicate_branches, stats_result
+from agent.tools.get_stats import build_pipeline, duplicate_branches, duplicates_rows, stats_result
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
 from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, CountQuery, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
@@ -175,6 +177,8 @@ def _batched(run: _Run, items: list[_Item], *, first: bool = False) -> None:
     try:
         done = _counted(run.target, part, *count_many_pipeline(part))
     except QueryTimeout:
+        run.target.refusals.learn("batch timeout", "a batched pass reached its time limit: its checks were asked one "
+                                                   "at a time")
         _one_by_one(run, items)
         return
     except QueryRejected as exc:
@@ -194,21 +198,28 @@ def _refused(run: _Run, items: list[_Item], exc: QueryRejected) -> None:
         run.target.refusals.learn("$facet", facet_note(exc))
         _one_by_one(run, items)
         return
+    code = f" (code {exc.code})" if exc.code is not None else ""
     if culprits:
         using = [i for i in items if i.operators & culprits]
         rest = [i for i in items if not i.operators & culprits]
         if rest:
             _batched(run, rest)
-        _probe_then_ask(run, using, culprits)
+        _probe_then_ask(run, using, culprits, code)
     elif named or len(items) == 1:  # the batch's own stages ($or, $count), or nothing left to split
+        stages = ", ".join(sorted(named)) or "a batched pass"
+        run.target.refusals.learn(f"batch {stages}", f"the server refused {stages} in a batched pass{code}: its "
+                                                     f"checks were asked one at a time")
         _one_by_one(run, items)
     else:
+        run.target.refusals.learn("batch split", f"the server refused a batched pass without naming what it refused"
+                                                 f"{code}: the batch was split until the refused checks stood alone, "
+                                                 f"and those were asked one at a time")
         half = len(items) // 2
         _batched(run, items[:half])
         _batched(run, items[half:])
 
 
-def _probe_then_ask(run: _Run, items: list[_Item], culprits: set[str]) -> None:
+def _probe_then_ask(run: _Run, items: list[_Item], culprits: set[str], code: str) -> None:
     """Checks using an operator the server named: ask one alone. Refused there too, the server does
     not take the operator at all and none of the others is asked; else ask them one by one."""
     known = {op for op in culprits if run.target.refusals.refuses(_operator(op))}
@@ -232,6 +243,9 @@ def _probe_then_ask(run: _Run, items: list[_Item], culprits: set[str]) -> None:
             return
     except QueryTimeout:
         run.answers[first.slot] = _unanswered(run.target, first, "timed out")
+    ops = ", ".join(sorted(culprits))
+    run.target.refusals.learn(f"batched {ops}", f"the server refused {ops} inside a batched pass{code}: the checks "
+                                                f"written with it were asked one at a time")
     _one_by_one(run, others)
 
 
@@ -262,8 +276,8 @@ def _one_by_one(run: _Run, items: list[_Item]) -> None:
 
 
 def _alone(target: AuditTarget, item: _Item) -> CountedQuery | StatsResult:
-    """One check without ``$facet``: ``count_documents`` (and ``find`` for examples), or the statistic's
-    own pipeline (``duplicates`` as its two pipelines when the server refuses ``$facet``)."""
+    """One check outside the batch: ``count_documents`` (and ``find`` for examples), or the statistic's
+    own pipeline (``duplicates`` as its two pipelines when the server refuses its ``$facet``)."""
     check = item.check
     if isinstance(check, CountQuery):
         query = decode(check.filter)
@@ -275,9 +289,8 @@ def _alone(target: AuditTarget, item: _Item) -> CountedQuery | StatsResult:
     query = decode(check.filter) if check.filter else None
     value_filter = decode(check.value_filter) if check.value_filter else None
     pipeline = build_pipeline(check.field, check.operation, query, value_filter)
-    if check.operation == "duplicates" and target.refusals.refuses("$facet"):
-        top, totals = duplicate_branches(check.field, query, value_filter)
-        rows: list[Any] = [{"top": target.aggregate(top), "totals": target.aggregate(totals)}]
+    if check.operation == "duplicates":
+        rows = duplicates_rows(target, check.field, query, value_filter, pipeline)
     else:
         rows = target.aggregate(pipeline)
     return stats_result(check, target.name, rows, query, pipeline)

@@ -16,7 +16,7 @@ from agent.tools.guard import check_field_path, check_filter, check_pipeline
 from agent.tools.models import DISTINCT_CAP, DUPLICATES_CAP, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["build_pipeline", "duplicate_branches", "get_stats", "stats_result"]
+__all__ = ["build_pipeline", "duplicate_branches", "duplicates_rows", "get_stats", "stats_result"]
 
 
 def _values(field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -77,22 +77,24 @@ def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
         check_filter({"v": value_filter}, where="value_filter")
     pipeline = build_pipeline(params.field, params.operation, query, value_filter)
     check_pipeline(pipeline)
-    if params.operation == "duplicates" and target.refusals.refuses("$facet"):
-        return stats_result(params, target.name, _without_facet(target, params.field, query, value_filter), query,
-                            pipeline)
-    try:
+    if params.operation == "duplicates":
+        rows = duplicates_rows(target, params.field, query, value_filter, pipeline)
+    else:
         rows = target.aggregate(pipeline)
-    except QueryRejected as exc:
-        if params.operation != "duplicates" or "$facet" not in named_operators(exc):
-            raise
-        target.refusals.learn("$facet", facet_note(exc))
-        rows = _without_facet(target, params.field, query, value_filter)
     return stats_result(params, target.name, rows, query, pipeline)
 
 
-def _without_facet(target: AuditTarget, field: str, query: dict[str, Any] | None,
-                   value_filter: dict[str, Any] | None) -> list[Any]:
-    """``duplicates`` as its two pipelines, for a server that refuses ``$facet``."""
+def duplicates_rows(target: AuditTarget, field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None,
+                    pipeline: list[dict[str, Any]]) -> list[Any]:
+    """The rows of ``duplicates``: its one pipeline (a ``$facet`` of two branches), or, on a server
+    that refuses ``$facet`` or something inside it (a pattern, an operator it takes only outside
+    ``$facet``), its two pipelines asked apart. A refusal of those too is the caller's."""
+    if not target.refusals.refuses("$facet"):
+        try:
+            return target.aggregate(pipeline)
+        except QueryRejected as exc:
+            if "$facet" in named_operators(exc) and not named_operators(exc) - {"$facet"}:
+                target.refusals.learn("$facet", facet_note(exc))
     top, totals = duplicate_branches(field, query, value_filter)
     return [{"top": target.aggregate(top), "totals": target.aggregate(totals)}]
 

@@ -152,6 +152,7 @@ def test_a_stalled_batch_is_asked_check_by_check_and_only_the_stalled_checks_go_
     assert ("email", "format_violation") not in found and found[("order_no", "duplicate_value")] == 2
     assert {c.reason for c in report.unanswered_checks} == {"timed out"}
     assert {f for c in report.unanswered_checks for f in c.fields} == {"email"}
+    assert "a batched pass reached its time limit: its checks were asked one at a time" in report.notes
 
 
 def test_a_finding_carries_the_count_of_its_evidence_query_run_on_its_own(servers: list[EngineServer]) -> None:
@@ -221,6 +222,21 @@ def test_expr_refused_inside_facet_is_asked_alone(servers: list[EngineServer]) -
 
     assert report.outcome == "succeeded", report.notes
     assert _found(report) == TRUTH
+    assert "the server refused $expr inside a batched pass (code 2): the checks written with it were asked one at " \
+           "a time" in report.notes
+
+
+def test_a_batch_refused_without_naming_what_is_split_until_the_refused_checks_stand_alone(
+        servers: list[EngineServer]) -> None:
+    """A look-alike that refuses a pattern inside ``$facet`` with only a code: halves of the batch
+    are asked again until the refused check stands alone, then it is asked on its own."""
+    server = _serve(servers, refusals=[refuse("$regex", "not supported", 115, when=lambda doc: uses(doc, "$facet"))])
+    report = _audit(server)
+
+    assert report.outcome == "succeeded", report.notes
+    assert _found(report) == TRUTH
+    assert "the server refused a batched pass without naming what it refused (code 115): the batch was split until " \
+           "the refused checks stood alone, and those were asked one at a time" in report.notes
 
 
 def test_a_refused_type_alias_is_sent_again_as_its_numeric_code(servers: list[EngineServer]) -> None:
