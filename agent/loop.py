@@ -11,7 +11,7 @@ planner broke. A tool error (bad query, timeout) is an observation, not a failur
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 from uuid import UUID, uuid4
 
@@ -358,7 +358,7 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
     unanswered: list[UnansweredCheck] = []
     for counted in result.counts:
         if counted.error is not None:  # no count, so no evidence either way
-            unanswered.append(UnansweredCheck(tool="count_many", fields=sorted(filter_fields(decode(counted.filter))),
+            unanswered.append(UnansweredCheck(tool="count_many", fields=_check_fields(decode(counted.filter)),
                                               reason=counted.error))
             continue
         key = filter_key(counted.filter)
@@ -379,6 +379,22 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
     return unanswered
 
 
+def _check_fields(query: Any) -> list[str]:
+    """The fields an unanswered check reads, to name it: its filter's paths and, for a cross-field
+    check, the ``"$path"`` references inside its ``$expr``."""
+    paths = set(filter_fields(query)) if isinstance(query, Mapping) else set()
+    stack: list[tuple[Any, bool]] = [(query, False)]
+    while stack:
+        item, in_expr = stack.pop()
+        if in_expr and isinstance(item, str) and len(item) > 1 and item[0] == "$" and item[1] != "$":
+            paths.add(item[1:])
+        elif isinstance(item, Mapping):
+            stack.extend((value, in_expr or key == "$expr") for key, value in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((value, in_expr) for value in item)
+    return sorted(paths)
+
+
 def _unanswered_batch(params: CountManyInput, exc: ArgusError) -> list[UnansweredCheck]:
     """A batch that failed as a whole: each of its checks, with why."""
     if isinstance(exc, QueryRejected):
@@ -392,7 +408,7 @@ def _unanswered_batch(params: CountManyInput, exc: ArgusError) -> list[Unanswere
     out = []
     for query in params.queries:
         try:
-            paths = sorted(filter_fields(decode(query.filter)))
+            paths = _check_fields(decode(query.filter))
         except (ValueError, TypeError):
             paths = []
         out.append(UnansweredCheck(tool="count_many", fields=paths, reason=reason))
