@@ -312,6 +312,6 @@ def test_one_operator_the_server_refuses_costs_only_its_own_check(wire: Scripted
     assert "1 of them went unanswered (the server refused $expr)" in step.observation
     assert report.outcome == "partial"
     assert "1 planned check(s) went unanswered, so the run is partial and resolves no earlier finding: " \
-           "a check (the server refused $expr)" in report.notes
+           "_id, qty (the server refused $expr)" in report.notes
     refused = [len(r.doc["pipeline"]) for r in wire.commands("aggregate") if _contains(r.doc["pipeline"], "$expr")]
     assert len(refused) == 2        # the whole batch, then the check alone
