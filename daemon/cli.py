@@ -26,13 +26,14 @@ from agent.findings import Severity
 from agent.history import RunDiff
 from agent.llm.options import PlannerKind
 from agent.loop import run_audit
+from agent.options import AuditOptions
 from agent.planners.factory import make_planner
 from agent.report import AuditReport
 from agent.secrets import SECRETS
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
 from config.contracts import ContractError, load_contract
-from config.schedules import ScheduleError, load_schedules
+from config.schedules import ScheduleError, ScopeSettings, load_schedules
 from config.settings import Settings
 from daemon.alerts.cli import register as register_alert_commands
 from daemon.alerts.policy import AlertPolicy
@@ -178,6 +179,14 @@ def audit(
     contract_file: Annotated[Path | None, typer.Option("--contract", help="a data contract (YAML: Argus's rules or "
                                                                           "ODCS) to check besides what Argus infers; "
                                                                           "see docs/contracts.md")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="audit only documents this recent, e.g. 24h (a scoped "
+                                                              "audit; see docs/scope.md)",
+                                              show_default="the whole collection")] = None,
+    scope_field: Annotated[str | None, typer.Option("--scope-field", help="date field of --since",
+                                                    show_default="the ObjectId time of _id")] = None,
+    full_every: Annotated[str | None, typer.Option("--full-every", help="with --since and a history: audit the whole "
+                                                                        "collection when the last full audit is "
+                                                                        "older than this, e.g. 7d")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report; the help text, exit codes included, is set above."""
@@ -204,6 +213,7 @@ def audit(
         context = _store_call(lambda: history_store.history(
             ref, runs=settings.history_runs, drift_tolerance=settings.drift_tolerance,
             growth_factor=settings.growth_factor, health_runs=options.health.window))
+    options, why_full = _scope(options, since, scope_field, full_every, history_store, target)
     kind: PlannerKind = planner_choice.value if planner_choice is not None else settings.planner
     try:
         llm = None if kind == "heuristic" else settings.llm_options(
@@ -220,6 +230,8 @@ def audit(
     else:
         report = run_audit(target, setup.planner, options=options, observer=AuditLines(console, label, steps),
                            historical_context=context, gates=setup.gates, llm=setup.account, contract=contract)
+    if why_full:
+        report = report.model_copy(update={"notes": [why_full, *report.notes]})
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -243,6 +255,29 @@ def _contract(path: Path | None, collection: str) -> Contract | None:
         return load_contract(path, collection=collection)
     except ContractError as exc:
         raise _fail("the contract is invalid:\n" + "\n".join(exc.problems)) from None
+
+
+def _scope(options: AuditOptions, since: str | None, field: str | None, full_every: str | None,
+           history_store: PostgresStore | None, target: AuditTarget) -> tuple[AuditOptions, str | None]:
+    """The audit's window from --since/--scope-field/--full-every (a usage error names the option)."""
+    if since is None:
+        if field is not None or full_every is not None:
+            raise _fail(f"{'--scope-field' if field is not None else '--full-every'} needs --since (e.g. --since 24h)")
+        return options, None
+    try:
+        scope = ScopeSettings.model_validate({"field": field, "since": since, "full_every": full_every})
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]
+        option = {"since": "--since", "full_every": "--full-every", "field": "--scope-field"}[str(problem["loc"][0])]
+        raise _fail(f"invalid option {option}: {problem['msg'].removeprefix('Value error, ')}") from None
+    last_full = None
+    if full_every is not None:
+        if history_store is None:
+            raise _fail("--full-every needs the history of earlier audits: add --store (or set ARGUS_DATABASE_URL)")
+        last_full = _store_call(lambda: history_store.last_full_audit(
+            CollectionRef(target.connection_name, target.database, target.name)))
+    window, why_full = scope.for_run(last_full, SystemClock().now())
+    return options.model_copy(update={"scope": window}), why_full
 
 
 def _target(files: list[Path] | None, uri: str | None, database: str | None, collection: str | None,
@@ -571,7 +606,7 @@ def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
                                    highlight=False)
         return EXIT_FAILED
     if report.outcome == "partial":
-        why = "the database engine refused some checks" if report.termination_reason == "concluded" \
+        why = "planned checks went unanswered: see the notes" if report.termination_reason == "concluded" \
             else report.termination_reason
         Console(stderr=True).print(f"argus: warning: partial audit ({why}): "
                                    f"{len(report.findings)} findings so far", markup=False, highlight=False)

@@ -45,10 +45,11 @@ _MEANINGS: dict[ExitCode, tuple[str, str]] = {
         "a usage or configuration error (bad file, bad option, missing model settings): one line on stderr, no "
         "traceback"),
     ExitCode.PARTIAL: (
-        "partial audit (a time, iteration or LLM budget ran out, it was interrupted, or the database engine refused "
-        "some checks; the report keeps what it found)",
-        "partial audit: a time, iteration or LLM budget ran out, it was interrupted, or the database engine refused "
-        "some checks; the report keeps what it found, but not everything was checked, so it never passes as clean"),
+        "partial audit (a time, iteration or LLM budget ran out, it was interrupted, or a planned check went "
+        "unanswered; the report keeps what it found)",
+        "partial audit: a time, iteration or LLM budget ran out, it was interrupted, or a planned check went "
+        "unanswered (refused by the server, timed out, or not asked within the budgets; the report's notes name "
+        "them); the report keeps what it found, but not everything was checked, so it never passes as clean"),
     ExitCode.FAILED: (
         "failed audit (the database became unreachable or the planner broke)",
         "failed audit: the database became unreachable or the planner broke (the report says why)"),

@@ -39,7 +39,8 @@ def _diff_line(diff: RunDiff) -> str:
     parts = [f"{n} {status}" for status, n in counts.items() if n]
     if diff.previous_run_id is None:
         return "first stored run of this collection"
-    suffix = "" if diff.complete else " (partial run: nothing called resolved)"
+    suffix = "" if diff.complete else " (scoped run: only a full audit calls a finding resolved)" if diff.scoped \
+        else " (partial run: nothing called resolved)"
     return f"since run {diff.previous_run_id}: {', '.join(parts) or 'no findings either time'}{suffix}"
 
 
@@ -65,6 +66,11 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         usage = report.token_usage
         console.print(f"llm {usage.input_tokens:,} input + {usage.output_tokens:,} output tokens "
                       f"({usage.cached_tokens:,} cached) · ${report.cost_usd:.4f}", highlight=False)
+    if report.window is not None:
+        w = report.window
+        index = {True: "an index leads with it", False: "no index leads with it", None: "indexes unknown"}[w.indexed]
+        console.print(f"window {w.describe()} · {w.documents:,} documents · {index} (shares are of the window)",
+                      highlight=False)
     if report.health is not None:
         console.print(f"health {_health_line(report.health)}", highlight=False)
     cost = report.database_cost

@@ -31,7 +31,7 @@ import re
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -143,7 +143,8 @@ def _type(annotation: Any, links: dict[type[BaseModel], str]) -> str:
         if issubclass(annotation, Enum):
             return " | ".join(f"`{m.value}`" for m in annotation)
         names = {bool: "boolean", int: "integer", float: "number", str: "string", Path: "path",
-                 timedelta: "duration (`90`, `30s`, `5m`, `1h30m`, `2d`, `500ms`)", SecretStr: "string"}
+                 timedelta: "duration (`90`, `30s`, `5m`, `1h30m`, `2d`, `500ms`)", SecretStr: "string",
+                 datetime: "date or time (`2026-12-24`, `2026-12-24T02:00:00Z`; UTC unless a zone is given)"}
         if annotation in names:
             return names[annotation]
     return str(annotation).replace("typing.", "")

@@ -10,11 +10,13 @@ import json
 from typing import Any
 
 from agent.ejson import decode, encode
+from agent.errors import QueryRejected
+from agent.tools.compat import facet_note, named_operators
 from agent.tools.guard import check_field_path, check_filter, check_pipeline
 from agent.tools.models import DISTINCT_CAP, DUPLICATES_CAP, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["build_pipeline", "duplicate_branches", "get_stats", "stats_result"]
+__all__ = ["build_pipeline", "duplicate_branches", "duplicates_rows", "get_stats", "stats_result"]
 
 
 def _values(field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -77,7 +79,26 @@ def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
         check_filter({"v": value_filter}, where="value_filter")
     pipeline = build_pipeline(params.field, params.operation, query, value_filter, params.limit)
     check_pipeline(pipeline)
-    return stats_result(params, target.name, target.aggregate(pipeline), query, pipeline)
+    if params.operation == "duplicates":
+        rows = duplicates_rows(target, params.field, query, value_filter, pipeline)
+    else:
+        rows = target.aggregate(pipeline)
+    return stats_result(params, target.name, rows, query, pipeline)
+
+
+def duplicates_rows(target: AuditTarget, field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None,
+                    pipeline: list[dict[str, Any]]) -> list[Any]:
+    """The rows of ``duplicates``: its one pipeline (a ``$facet`` of two branches), or, on a server
+    that refuses ``$facet`` or something inside it (a pattern, an operator it takes only outside
+    ``$facet``), its two pipelines asked apart. A refusal of those too is the caller's."""
+    if not target.refusals.refuses("$facet"):
+        try:
+            return target.aggregate(pipeline)
+        except QueryRejected as exc:
+            if "$facet" in named_operators(exc) and not named_operators(exc) - {"$facet"}:
+                target.refusals.learn("$facet", facet_note(exc))
+    top, totals = duplicate_branches(field, query, value_filter)
+    return [{"top": target.aggregate(top), "totals": target.aggregate(totals)}]
 
 
 def stats_result(params: GetStatsInput, collection: str, rows: list[Any], query: dict[str, Any] | None,

@@ -160,7 +160,9 @@ class FieldStats(BaseModel):
 
 class SchemaSampleResult(BaseModel):
     collection: str
-    collection_size: int = Field(description="documents in the collection (server's count)")
+    collection_size: int = Field(description="documents in the collection (server's count); in a scoped audit, "
+                                             "in its window: the denominator of affected shares")
+    total_documents: int | None = Field(None, description="a scoped audit: documents in the whole collection")
     documents_sampled: int
     fields: list[FieldStats]
     truncated_paths: list[str] = Field(default_factory=list, description="paths cut at depth 20")
