@@ -132,9 +132,10 @@ def _llm_scene(scene: Scene, replies: list[Any], *, docs: str, budget: str, name
 
 
 def _catastrophic_regex(scene: Scene) -> None:
-    # Polynomial backtracking the guard lets through (it refuses the exponential kind, ^(a+)+$).
-    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "a.*a.*a.*a.*a.*b"}}, "limit": 0})],
-               docs="".join(f'{{"order_no": "O-{i}", "email": "{"a" * 400}!"}}\n' for i in range(50)), budget="5s")
+    # A search the guard lets through (its cost is judged per starting position) that Python's re
+    # restarts at each of 60,000 blanks: minutes per value (the guard refuses ^.*a.*a.*b$ and ^(a+)+$).
+    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "\\s+x"}}, "limit": 0})],
+               docs="".join(f'{{"order_no": "O-{i}", "email": "{" " * 60_000}!"}}\n' for i in range(50)), budget="5s")
 
 
 def _huge_unwind(scene: Scene) -> None:
