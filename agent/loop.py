@@ -47,6 +47,7 @@ from agent.tools.models import (
     SchemaSampleResult,
     StatsResult,
 )
+from agent.tools.registry import ActionName
 from agent.tools.target import AuditTarget
 from agent.tools.write_finding import candidate_from
 
@@ -227,9 +228,11 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
     except TargetUnavailable as exc:
         raise _Stop("error", str(exc)) from exc
     except (ToolError, QueryRefused) as exc:
-        state.last_observation = Observation("error", name, message=str(exc))
-        state.last_critique = None
-        entry.outcome, entry.observation = "error", str(exc)
+        _tool_error(state, entry, name, str(exc))
+        return
+    except Exception as exc:  # a tool's own bug, or an input nothing foresaw: one failed step, not a lost run
+        log.warning("tool_failed", tool=name, error=type(exc).__name__)
+        _tool_error(state, entry, name, f"{name} failed unexpectedly ({type(exc).__name__}); try another query")
         return
     state.executed_keys[action_key(name, params)] = state.iteration
     record = QueryRecord(iteration=state.iteration, tool=name, key=action_key(name, params))
@@ -263,6 +266,12 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
     state.queries_run.append(record)
     state.last_observation = Observation("result", name, result=result)
     state.last_critique = None
+
+
+def _tool_error(state: AgentState, entry: TraceEntry, name: ActionName, message: str) -> None:
+    state.last_observation = Observation("error", name, message=message)
+    state.last_critique = None
+    entry.outcome, entry.observation = "error", message
 
 
 def _health_or_note(state: AgentState, target: AuditTarget,

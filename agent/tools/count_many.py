@@ -23,7 +23,7 @@ from bson.regex import Regex
 
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused, QueryRejected
-from agent.tools.get_stats import build_pipeline, duplicate_branches, stats_result
+from agent.tools.get_stats import build_pipeline, duplicate_branches, stats_result, value_condition
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
 from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, CountQuery, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
@@ -78,12 +78,11 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
     for i, stat in enumerate(params.stats):
         check_field_path(stat.field)
         query = decode(stat.filter) if stat.filter else None
-        value_filter = decode(stat.value_filter) if stat.value_filter else None
+        value_filter = value_condition(stat.value_filter)
         if query is not None:
             check_filter(query)
             _check_patterns(query)
         if value_filter is not None:
-            check_filter({"v": value_filter}, where="value_filter")
             _check_patterns(value_filter)
         for j, branch in enumerate(_stats_branches(stat, query, value_filter)):
             facet[f"s{i}_{j}"] = branch
@@ -163,8 +162,7 @@ def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[st
             rows_for = [{"top": out.get(f"s{i}_0") or [], "totals": out.get(f"s{i}_1") or []}]
         else:
             rows_for = out.get(f"s{i}_0") or []
-        branch = build_pipeline(stat.field, stat.operation, query,
-                                decode(stat.value_filter) if stat.value_filter else None)
+        branch = build_pipeline(stat.field, stat.operation, query, value_condition(stat.value_filter))
         stats.append(stats_result(stat, target.name, rows_for, query, branch))
     return CountManyResult(collection=target.name, counts=counts, stats=stats,
                            query_used=json.dumps(encode(pipeline), separators=(",", ":"))[:2000])

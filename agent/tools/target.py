@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 
 import pymongo
 from bson.codec_options import DatetimeConversion
+from bson.errors import BSONError
 from pymongo import errors as mongo_errors
 from pymongo.collection import Collection
 
@@ -263,6 +264,9 @@ def _translated(operation: str) -> Iterator[None]:
         raise TargetUnavailable(f"{operation} could not reach the database: {type(exc).__name__}") from exc
     except mongo_errors.PyMongoError as exc:
         raise ToolError(f"{operation} failed: {type(exc).__name__}") from exc
+    except (BSONError, OverflowError) as exc:  # the guard refuses these first; a driver's word is final
+        raise ToolError(f"{operation} could not send the query: it cannot be encoded as BSON "
+                        f"({type(exc).__name__})") from exc
     except (NotImplementedError, TypeError, ValueError, KeyError, AttributeError, RecursionError, re.error) as exc:
         # mongomock raises plain Python errors for operators or BSON types it cannot emulate,
         # and re.error for a pattern a server would refuse with an OperationFailure.
