@@ -46,13 +46,16 @@ from config.alerts import AlertRoute, AlertsConfig, Channel
 from config.settings import check_mongodb_uri
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "AuditSettings",
     "Connection",
     "CronTrigger",
+    "FileVersion",
     "IntervalTrigger",
     "Schedule",
     "ScheduleError",
     "ScheduleSet",
+    "file_version",
     "format_duration",
     "load_schedules",
     "parse_cron",
@@ -444,6 +447,7 @@ class ScheduleSet:
     digest: str
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
     connection_lines: dict[str, int] = field(default_factory=dict)  # name -> line of its definition
+    version: FileVersion | None = None  # the file's (inode, mtime, size) when it was read
 
     def connection_where(self, name: str) -> str:
         """``schedules.yaml:12 connections.prod``: where a connection is defined, for messages."""
@@ -469,9 +473,26 @@ def _given(options: LLMOptions | HealthSettings | None) -> dict[str, Any]:
 
 # --- loading with line numbers -----------------------------------------------------------------
 
+class _TooManyNodes(Exception):
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 class _Loader(yaml.SafeLoader):
     """YAML 1.2 booleans: only true/false. PyYAML's 1.1 rules read ``yes``, ``no``, ``on`` and
-    ``off`` as booleans, so ``pager: yes`` or a country code ``NO`` would change meaning."""
+    ``off`` as booleans, so ``pager: yes`` or a country code ``NO`` would change meaning.
+
+    Composing stops at ``_MAX_NODES`` values: a file of 20,000 schedules is refused after the
+    first few thousand, not after composing all of it."""
+
+    composed = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self.composed += 1
+        if self.composed > _MAX_NODES:
+            raise _TooManyNodes(self.peek_event().start_mark.line + 1)
+        return super().compose_node(parent, index)
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -560,14 +581,51 @@ def _message(err: Any, loc: tuple[Any, ...]) -> str:
 
 
 def load_schedules(path: str | Path) -> ScheduleSet:
-    """Parse and validate a schedules file; raise ``ScheduleError`` listing every problem."""
-    import hashlib
+    """Parse and validate a schedules file; raise ``ScheduleError`` listing every problem.
 
+    What is returned is what the file held when it was read: a file replaced while it was being
+    parsed is read again (a few times, then it is an error), so a slow parse never yields contents
+    the disk no longer has."""
     file = Path(path)
+    for _ in range(_READ_ATTEMPTS):
+        raw, version = _read(file)
+        loaded = _load(file, raw, version)
+        if file_version(file) == version:
+            return loaded
+    raise ScheduleError([f"{file}:1: the file changed while it was read, {_READ_ATTEMPTS} times in a row; "
+                         "write it in one step (to a temporary file, then rename it over this one)"])
+
+
+FileVersion = tuple[int, int, int]
+
+
+def file_version(path: Path) -> FileVersion | None:
+    """What tells one state of the file from the next: its inode (an editor's rename-over replaces
+    it), modification time and size; None when it cannot be read."""
     try:
-        raw = file.read_bytes()
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _read(file: Path) -> tuple[bytes, FileVersion]:
+    """The file's bytes and the version they are of; a file over ``MAX_FILE_BYTES`` is refused unread."""
+    try:
+        with file.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            raw = b"" if st.st_size > MAX_FILE_BYTES else handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ScheduleError([f"{file}: cannot read: {exc.strerror}"]) from None
+    if st.st_size > MAX_FILE_BYTES or len(raw) > MAX_FILE_BYTES:
+        raise ScheduleError([f"{file}:1: the file is {max(st.st_size, len(raw)):,} bytes, over the "
+                             f"{MAX_FILE_BYTES // 1024 // 1024} MiB a schedules file may hold; refused unread"])
+    return raw, (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _load(file: Path, raw: bytes, version: FileVersion) -> ScheduleSet:
+    import hashlib
+
     text = _decode(file, raw)
     node, data = _parse(file, text)
     if data is None:
@@ -601,11 +659,13 @@ def load_schedules(path: str | Path) -> ScheduleSet:
     alerts = parsed.alerts.model_copy(update={"channels": {
         name: _absolute_secrets(c, base) for name, c in parsed.alerts.channels.items()}})
     return ScheduleSet(path=file, connections=connections, schedules=schedules,
-                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts,
+                       digest=hashlib.sha256(text.encode()).hexdigest(), alerts=alerts, version=version,
                        connection_lines={name: lines[("connections", name)] for name in connections
                                          if ("connections", name) in lines})
 
 
+MAX_FILE_BYTES = 1024 * 1024  # a thousand schedules take about 100 KB
+_READ_ATTEMPTS = 3
 _MAX_NODES = 20_000  # a schedules file of a thousand schedules has far fewer; an alias bomb has billions
 _MAX_DEPTH = 64
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
@@ -645,6 +705,9 @@ def _parse(file: Path, text: str) -> tuple[yaml.Node | None, Any]:
         raise ScheduleError([f"{file}:1: not valid YAML: {str(exc).splitlines()[0][:200]}"]) from None
     except RecursionError:
         raise ScheduleError([f"{file}:1: nested too deeply (at most {_MAX_DEPTH} levels)"]) from None
+    except _TooManyNodes as exc:
+        raise ScheduleError([f"{file}:{exc.line}: the file holds more than {_MAX_NODES:,} values (about "
+                             f"{_MAX_NODES // 14:,} schedules), the most a schedules file may hold; refused"]) from None
     finally:
         loader.dispose()
 

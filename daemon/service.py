@@ -25,7 +25,7 @@ from prometheus_client import CollectorRegistry
 from agent.clock import Clock, SystemClock
 from agent.privacy import has_masked, mask_query
 from agent.report import ARGUS_VERSION
-from config.schedules import ScheduleError, ScheduleSet, load_schedules
+from config.schedules import FileVersion, ScheduleError, ScheduleSet, file_version, load_schedules
 from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
@@ -64,7 +64,7 @@ class Daemon:
         self.started_at = self.clock.now()
         self._stop = threading.Event()
         self._reload = threading.Event()
-        self._file_version: tuple[int, int] | None = None
+        self._file_version: FileVersion | None = None
         self._last_reload: dict[str, Any] = {"ok_at": None, "error": None, "error_at": None}
         self._ready_cache: tuple[float, bool, list[str]] = (0.0, False, ["starting"])
         self.store_where = ""
@@ -89,7 +89,7 @@ class Daemon:
     def _start(self) -> None:
         assert self.http is not None
         schedules = load_schedules(self.schedules_path)
-        self._file_version = self._stat()
+        self._file_version = schedules.version
         self.store = self._open_store()
         self.spool = Spool(self.settings.data_dir / "spool")
         self.sources = SourceCache()
@@ -171,12 +171,8 @@ class Daemon:
 
     # --- reload ----------------------------------------------------------------------------------
 
-    def _stat(self) -> tuple[int, int] | None:
-        try:
-            st = self.schedules_path.stat()
-        except OSError:
-            return None
-        return (st.st_mtime_ns, st.st_size)
+    def _stat(self) -> FileVersion | None:
+        return file_version(self.schedules_path)
 
     def _watch(self) -> None:
         while not self._stop.is_set():
@@ -193,7 +189,8 @@ class Daemon:
                 log.error("schedules_watch_failed", error=type(exc).__name__)
 
     def reload(self, why: str) -> bool:
-        """Apply the schedules file if it is valid; otherwise keep the last good schedules."""
+        """Apply the schedules file if it is valid; otherwise keep the last good schedules. What is
+        applied is what the file held when it was read (a later change is the next reload's)."""
         self._file_version = self._stat()
         try:
             new = load_schedules(self.schedules_path)
@@ -201,6 +198,7 @@ class Daemon:
             return self._reload_failed(why, exc.problems)
         except Exception as exc:  # a loader bug must not pass for "unchanged": report it like an invalid file
             return self._reload_failed(why, [f"{self.schedules_path}: cannot load: {type(exc).__name__}"])
+        self._file_version = new.version
         if new.digest == self._current().digest:  # e.g. a broken edit reverted: the error is over
             if self._last_reload["error"] is not None:
                 self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
