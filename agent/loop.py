@@ -151,6 +151,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         # Not every check ran: absence proves nothing for them, so the run resolves nothing (as any
         # partial run) and the next run is compared with the last one that checked everything.
         outcome = "partial"
+    if outcome == "succeeded" and state.schema is not None and state.schema.not_profiled():
+        outcome = "partial"  # fields the profiler never recorded were never checked either
     health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
@@ -397,6 +399,9 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         notes.append(f"the database engine refused {state.refused_checks} check(s) (an operator or a type it does "
                      f"not support){' on ' + ', '.join(where) if where else ''}: they were not counted, so the run "
                      f"is partial and resolves no earlier finding")
+    unprofiled = state.schema.not_profiled() if state.schema is not None else None
+    if unprofiled:
+        notes.append(f"{unprofiled}: those fields were not checked, so the run is partial")
     cost = database_cost or DatabaseCost()
     if cost.throttled:
         notes.append(f"the server throttled {cost.throttled} request(s) (code 16500, TooManyRequests); "

@@ -94,7 +94,7 @@ def main() -> int:
                 ok = done.returncode == 2 and f"{name}.jsonl{error}" in done.stderr.replace("\n", "")
                 outcome = "file:line error" if ok else f"exit {done.returncode}: {done.stderr.strip()[-120:]}"
             else:
-                report = json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
+                report = json.loads(done.stdout) if done.returncode in (0, 3) and done.stdout.strip() else None
                 ok = report is not None and report["error"] is None and seconds < args.budget + 15
                 outcome = (f"{report['outcome']} ({report['termination_reason']}, audit {report['duration_s']:.1f} s)"
                            if report else f"exit {done.returncode}: {done.stderr.strip()[-120:]}")

@@ -168,8 +168,8 @@ def audit(
     """Audit one collection and print its report (with its diff against the last run when stored).
 
     Exit codes: 0 clean, 1 a finding at or above --fail-on, 2 usage or configuration error,
-    3 partial audit (a time, iteration or LLM budget ran out, it was interrupted, or the database engine refused
-    some checks; the report keeps what it found),
+    3 partial audit (a time, iteration or LLM budget ran out, it was interrupted, the database engine refused
+    some checks, or some fields were not profiled; the report keeps what it found),
     4 failed audit (the database became unreachable or the planner broke).
     """
     settings = _settings()
@@ -529,7 +529,7 @@ def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
                                    highlight=False)
         return EXIT_FAILED
     if report.outcome == "partial":
-        why = "the database engine refused some checks" if report.termination_reason == "concluded" \
+        why = "not every check ran, see the report's notes" if report.termination_reason == "concluded" \
             else report.termination_reason
         Console(stderr=True).print(f"argus: warning: partial audit ({why}): "
                                    f"{len(report.findings)} findings so far", markup=False, highlight=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.tools.guard import check_pipeline
 from agent.tools.models import SchemaSampleInput, SchemaSampleResult
-from agent.tools.profiling import profile_documents
+from agent.tools.profiling import profile
 from agent.tools.target import AuditTarget
 
 __all__ = ["schema_sample"]
@@ -20,12 +20,13 @@ def schema_sample(target: AuditTarget, params: SchemaSampleInput) -> SchemaSampl
     check_pipeline(pipeline)
     documents = target.sample(params.sample_size)  # the same $sample on a server; drawn in process in memory
     size = target.estimated_document_count()
-    fields, truncated, dropped = profile_documents(documents)
+    found = profile(documents)
     return SchemaSampleResult(
         collection=target.name,
         collection_size=max(size, len(documents)),
         documents_sampled=len(documents),
-        fields=fields,
-        truncated_paths=truncated,
-        paths_dropped=dropped,
+        fields=found.fields,
+        truncated_paths=found.truncated_paths,
+        paths_dropped=found.paths_dropped,
+        unprofiled=found.unprofiled,
     )
