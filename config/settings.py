@@ -90,7 +90,7 @@ class Settings(BaseSettings):
     max_time_ms: int = Field(10_000, ge=1, description="server time limit of every query")
     min_field_coverage: float = Field(0.8, ge=0, le=1)
     privacy: PrivacyMode = "shapes"
-    fail_on: Severity = Severity.HIGH
+    fail_on: Severity | None = Field(Severity.HIGH, description="exit 1 at or above it; none: never")
 
     database_url: SecretStr | None = Field(None, description="PostgreSQL DSN for run history; unset: embedded")
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("argus")),
@@ -143,6 +143,12 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("fail_on", mode="before")
+    @classmethod
+    def _none_never_fails(cls, value: Any) -> Any:
+        """``ARGUS_FAIL_ON=none``, as ``--fail-on none``: no finding fails the exit code."""
+        return None if isinstance(value, str) and value.strip().lower() == "none" else value
 
     def model_post_init(self, context: Any, /) -> None:
         if self.database_url is not None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from uuid import UUID
 
 import structlog
 from rich.console import Console
+from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
@@ -52,6 +54,11 @@ def _health_line(health: HealthSnapshot) -> str:
 
 
 
+def _evidence(query: object) -> str:
+    """The evidence query as one line of JSON, to copy into mongosh (masked as the run's privacy mode says)."""
+    return json.dumps(query, separators=(", ", ": "), ensure_ascii=False, default=str)
+
+
 def print_report(report: AuditReport, console: Console, *, finding_ids: bool = False) -> None:
     where = f"{report.database}.{report.collection}"
     console.print(f"[bold]Argus audit of {where}[/bold]  run {report.run_id}")
@@ -76,16 +83,22 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         console.print(f"[red]error:[/red] {report.error}")
     for note in report.notes:
         console.print(f"[yellow]note:[/yellow] {note}")
-    if not report.findings:
+    if report.outcome == "failed":
+        console.print("[red]The audit failed: the findings below are what it found before.[/red]" if report.findings
+                      else "[red]No findings: the audit failed before it could check the collection.[/red]")
+    elif report.documents_sampled == 0 and report.collection_size == 0:
+        console.print("[yellow]0 documents: the collection is empty, nothing was audited.[/yellow] "
+                      "(A contract's `documents: {min: 1}` makes a gate fail on it.)", highlight=False)
+    elif not report.findings:
         console.print("[green]No findings.[/green]")
-    else:
+    if report.findings:
         entries = {e.finding_id: e for e in report.diff.entries} if report.diff else {}
         table = Table(show_lines=False, header_style="bold")
         columns = ["severity", "category", "field", "affected", "share"]
         columns += ["change"] if report.diff else []
         columns += ["id"] if finding_ids else []
         columns += ["pattern"] if report.diff else []  # the fingerprint `argus mute --fingerprint` takes
-        for column in [*columns, "description"]:
+        for column in [*columns, "description", "evidence"]:
             short = column in ("id", "pattern")
             table.add_column(column, overflow="fold", no_wrap=short, min_width={"id": 8, "pattern": 12}.get(column))
         order = sorted(report.findings, key=lambda f: (-f.severity.rank, -f.affected_count, f.field))
@@ -95,7 +108,7 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
             row += [_change(entries.get(f.id))] if report.diff else []
             row += [str(f.id)[:8]] if finding_ids else []
             row += [entries[f.id].fingerprint[:12] if f.id in entries else ""] if report.diff else []
-            table.add_row(*row, f.description)
+            table.add_row(*row, escape(f.description), escape(_evidence(f.evidence_query)))
         console.print(table)
     if report.diff is not None:
         for e in report.diff.by_status("resolved"):

@@ -85,6 +85,7 @@ class AuditTarget:
         self._probing = not self.in_memory
         self._seed = zlib.crc32(f"{self.database}.{self.name}".encode()) if sample_seed is None else sample_seed
         self._time_cap: Callable[[], int | None] = lambda: None
+        self._reached = False
 
     def cap_time_with(self, remaining_ms: Callable[[], int | None]) -> None:
         """Let the loop shrink each query's limit to the audit's remaining wall-clock budget."""
@@ -151,7 +152,25 @@ class AuditTarget:
 
     # --- one operation: time limit, retries, accounting, translated errors --------------------
 
+    def _reach(self, kind: str) -> None:
+        """Wait for a server as long as the client's serverSelectionTimeoutMS says (the URI's, when it sets
+        one), once: a query's own time limit (pymongo.timeout) would override it, and an unreachable server
+        would hold every run for the whole query limit."""
+        self._reached = True
+        client = getattr(self._collection.database, "client", None)
+        wait = getattr(getattr(client, "options", None), "server_selection_timeout", None)
+        if client is None or not isinstance(wait, int | float):
+            return
+        try:
+            with _translated(kind), pymongo.timeout(min(wait, self._limit_ms() / 1000)):
+                client.admin.command("ping")
+        except TargetUnavailable as exc:
+            raise TargetUnavailable(f"{exc} (no server answered within the URI's serverSelectionTimeoutMS, "
+                                    f"{wait:g} s)") from exc.__cause__
+
     def _call(self, kind: str, full_pass: bool, operation: Callable[[int], T]) -> T:
+        if not self._reached and not self.in_memory:
+            self._reach(kind)
         attempt = 0
         t0 = time.perf_counter()
         while True:

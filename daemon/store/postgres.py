@@ -432,6 +432,13 @@ class PostgresStore:
         log.info("finding_labelled", run_id=str(run_id), finding_id=str(finding_id), verdict=verdict)
         return Label.model_validate(label)
 
+    def count_older(self, now: datetime, retention_days: float) -> int:
+        """How many runs ``prune`` would delete."""
+        with self._conn() as conn:
+            row = conn.execute("select count(*) from runs where started_at < %s",
+                               (now - timedelta(days=retention_days),)).fetchone()
+        return int(row[0]) if row else 0
+
     def prune(self, now: datetime, retention_days: float) -> int:
         """Delete runs (and their findings) started more than ``retention_days`` before ``now``."""
         with self._conn() as conn, conn.transaction():
@@ -579,14 +586,20 @@ class PostgresStore:
                                        order by started_at desc limit %s""", (*ref, n)).fetchall()
         return [r[0] for r in rows]
 
-    def resolve_collection(self, name: str) -> CollectionRef:
-        """A stored collection from ``collection``, ``database.collection`` or ``connection/database.collection``."""
+    def collections_matching(self, name: str) -> tuple[list[CollectionRef], list[CollectionRef]]:
+        """The stored collections ``name`` (``collection``, ``database.collection`` or
+        ``connection/database.collection``) names, and every stored collection."""
         with self._conn() as conn:
             rows = conn.execute("select distinct connection, database, collection from runs").fetchall()
-        refs = [CollectionRef(*r) for r in rows]
-        matches = [r for r in refs if name in (r.collection, f"{r.database}.{r.collection}", str(r))]
+        refs = sorted(CollectionRef(*r) for r in rows)
+        return [r for r in refs if name in (r.collection, f"{r.database}.{r.collection}", str(r))], refs
+
+    def resolve_collection(self, name: str) -> CollectionRef:
+        """A stored collection from ``collection``, ``database.collection`` or ``connection/database.collection``."""
+        matches, known = self.collections_matching(name)
         if not matches:
-            raise NotFound(f"no stored runs for collection {name!r}")
+            shown = ", ".join(f"{r.database}.{r.collection}" for r in known[:10]) or "none yet"
+            raise NotFound(f"no stored runs for collection {name!r} (stored: {shown})")
         if len(matches) > 1:
             raise NotFound(f"{name!r} is ambiguous: {', '.join(map(str, matches))}")
         return matches[0]

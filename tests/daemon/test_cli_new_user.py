@@ -95,8 +95,8 @@ def test_a_directory_given_as_file_says_so(tmp_path: Path) -> None:
 
 def test_prune_refuses_a_negative_age_and_deletes_nothing(history: History) -> None:
     report = history.audit(_docs())
-    result = history.cli("prune", "--older-than", "-5")
-    assert result.exit_code == 2 and "--older-than" in result.output and "x>=0" in result.output
+    result = history.cli("prune", "--older-than", "-5", "--yes")
+    assert result.exit_code == 2 and "--older-than" in result.output and "e.g. 7d, 12h or 30m" in result.output
     assert report["run_id"][:8] in history.cli("runs").stdout
 
 
@@ -194,6 +194,7 @@ def test_a_plain_audit_stores_only_when_a_history_database_is_configured(tmp_pat
 # --- displays --------------------------------------------------------------------------------------
 
 def test_mutes_without_an_end_say_no_end(history: History) -> None:
+    history.audit(_docs())  # a mute names a collection Argus has audited
     added = history.cli("mute", "--collection", "files.customers", "--category", "null_rate")
     assert added.exit_code == 0 and "with no end (lift it with `argus unmute 1`)" in added.stdout
     listed = history.cli("mutes").stdout
