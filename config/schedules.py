@@ -343,11 +343,12 @@ class Connection(_Model):
                 raise ArgusError(f"{where}environment variable {self.uri_env} is not set")
             return SecretStr(check_mongodb_uri(value, f"{where}uri_env {self.uri_env}"))
         if self.uri_file is not None:
+            # The path is not named: where secrets are kept is for the file's readers, not for /status.
             try:
                 text = self.uri_file.read_text()
             except OSError as exc:
-                raise ArgusError(f"{where}cannot read {self.uri_file}: {exc.strerror}") from None
-            return SecretStr(check_mongodb_uri(text, f"{where}uri_file {self.uri_file}"))
+                raise ArgusError(f"{where}uri_file: cannot read the file it names: {exc.strerror}") from None
+            return SecretStr(check_mongodb_uri(text, f"{where}uri_file"))
         raise ArgusError("this connection reads files, not a URI")
 
 

@@ -17,6 +17,8 @@ __all__ = ["HttpServer", "parse_listen"]
 
 log = structlog.get_logger("argus.http")
 
+REQUEST_TIMEOUT_S = 10.0
+
 
 def parse_listen(text: str) -> tuple[str, int]:
     """``"127.0.0.1:9464"`` → (host, port); ``"0.0.0.0:9464"`` or ``":9464"`` listens on every interface."""
@@ -32,9 +34,19 @@ class HttpServer:
                  run: Callable[[str], dict[str, Any] | None] | None = None) -> None:
         class Handler(BaseHTTPRequestHandler):
             server_version = "argus"
+            timeout = REQUEST_TIMEOUT_S  # a client that sends nothing (or half a request) is dropped
+
+            def parse_request(self) -> bool:
+                if len(getattr(self, "raw_requestline", b"").split()) == 2:  # HTTP/0.9: no headers to wait for
+                    self.command, self.requestline = "GET", ""
+                    self.request_version, self.close_connection = "HTTP/1.0", True
+                    self.send_error(400, "HTTP/0.9 is not supported: send HTTP/1.0 or HTTP/1.1")
+                    return False
+                return super().parse_request()
 
             def do_GET(self) -> None:
-                path = self.path.split("?", 1)[0]
+                # the path as sent: Python turns //status into /status, which is no path of ours
+                path = self.requestline.split()[1].split("?", 1)[0] if len(self.requestline.split()) > 1 else ""
                 try:
                     if path == "/metrics":
                         self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)

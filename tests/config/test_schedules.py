@@ -242,3 +242,22 @@ def test_a_file_replaced_while_it_is_parsed_is_read_again_never_applied_stale(tm
     loaded = load_schedules(path)
     editor.join()
     assert replaced.is_set() and sorted(loaded.schedules) == ["s0", "s1"]
+
+
+def test_an_unreadable_secret_file_is_named_by_its_key_never_by_its_path(tmp_path: Path) -> None:
+    from agent.llm.options import LLMOptions
+    from config.alerts import Channel
+    from config.schedules import Connection
+
+    hidden = tmp_path / "vault" / "mongodb-uri"
+    messages = []
+    for read in (lambda: Connection(uri_file=hidden).uri("schedules.yaml:4 connections.prod"),
+                 lambda: Channel(type="webhook", url_file=hidden).resolve_url(),
+                 lambda: Channel(type="webhook", url_env="HOOK", secret_file=hidden).resolve_secret(),
+                 lambda: LLMOptions(model="m", api_key_file=hidden).api_key()):
+        with pytest.raises(ArgusError) as info:
+            read()
+        messages.append(str(info.value))
+    assert all("vault" not in m for m in messages), messages
+    assert messages[0] == "schedules.yaml:4 connections.prod uri_file: cannot read the file it names: No such file " \
+                          "or directory"
