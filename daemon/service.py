@@ -29,6 +29,7 @@ from config.schedules import FileVersion, ScheduleError, ScheduleSet, file_versi
 from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
+from daemon.healthcheck import LISTEN_FILE
 from daemon.http import HttpServer
 from daemon.metrics import Metrics
 from daemon.runner import ScheduleRunner
@@ -108,6 +109,7 @@ class Daemon:
         self._last_reload["ok_at"] = self.clock.now().isoformat()
         self.scheduler.start()
         self.http.start()
+        self._record_listen()
         threads: list[tuple[str, Callable[[], None]]] = [
             ("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
             ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))]
@@ -168,6 +170,18 @@ class Daemon:
                                     "started is running", [], lambda: [({}, float(embedded.up))])
         self.metrics.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database",
                                 [], lambda: [({}, float(len(self.spool)))])
+
+    def _record_listen(self) -> None:
+        """Where /healthz answers, for the container's HEALTHCHECK (``daemon.healthcheck``)."""
+        assert self.http is not None
+        record = self.settings.data_dir / LISTEN_FILE
+        try:
+            record.parent.mkdir(parents=True, exist_ok=True)
+            partial_record = record.with_suffix(".tmp")
+            partial_record.write_text(f"{self.http.address[0]}:{self.http.address[1]}\n")
+            partial_record.replace(record)
+        except OSError as exc:
+            log.warning("listen_not_recorded", error=exc.strerror)
 
     # --- reload ----------------------------------------------------------------------------------
 
@@ -392,6 +406,8 @@ class Daemon:
         self.sender.client.close()
         if self.http is not None:
             self.http.stop()
+            with contextlib.suppress(OSError):
+                (self.settings.data_dir / LISTEN_FILE).unlink()
         self.store.close()
         self.sources.close()
         if self.embedded is not None:  # here, not at exit: an audit thread stuck in a query means no clean exit
