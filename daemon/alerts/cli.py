@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Any, TypeVar
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from agent.clock import SystemClock
@@ -60,8 +61,14 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
         connection, database, name = split_collection(collection) if collection else (None, None, None)
 
         def add(st: PostgresStore) -> Any:
-            if collection is not None and not st.collections_matching(collection)[0]:
-                st.resolve_collection(collection)  # NotFound, naming the collections that have runs
+            if collection is not None:
+                matching, stored = st.collections_matching(collection)
+                if stored and not matching:  # a typo among audited collections: NotFound names them
+                    st.resolve_collection(collection)
+                if not stored:
+                    Console(stderr=True).print(f"warning: no audit is stored yet, so {collection!r} cannot be "
+                                               "checked against an audited collection", markup=False,
+                                               highlight=False)
             return AlertOutbox(st).mute(
             now=now, fingerprint=fingerprint, connection=connection, database=database, collection=name,
             category=category.value if category else None, expires_at=expires, reason=reason)

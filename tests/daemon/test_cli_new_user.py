@@ -194,7 +194,6 @@ def test_a_plain_audit_stores_only_when_a_history_database_is_configured(tmp_pat
 # --- displays --------------------------------------------------------------------------------------
 
 def test_mutes_without_an_end_say_no_end(history: History) -> None:
-    history.audit(_docs())  # a mute names a collection Argus has audited
     added = history.cli("mute", "--collection", "files.customers", "--category", "null_rate")
     assert added.exit_code == 0 and "with no end (lift it with `argus unmute 1`)" in added.stdout
     listed = history.cli("mutes").stdout
