@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # The Argus daemon. Build from the repository root:  docker build -t argus .
 # Run:  docker run -p 9464:9464 argus   (the demo schedules, history in an embedded PostgreSQL)
-# deploy/README.md covers compose, Kubernetes, volumes and secrets.
+# docs/deployment.md covers compose, Kubernetes, volumes and secrets.
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 # --- build: install Argus and its dependencies into a virtual environment ------------------------

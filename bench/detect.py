@@ -80,7 +80,7 @@ def main() -> int:
         planted_names = {"parcels"}
     elif not (args.bench / "score.py").is_file():
         print(f"nothing measured: no benchmark collections in {args.bench} (NAME.jsonl, NAME.truth.json and "
-              f"score.py; see the README's Detection benchmark)", file=sys.stderr)
+              f"score.py; see docs/benchmarks.md)", file=sys.stderr)
         return 2
     else:
         score = _scorer(args.bench)

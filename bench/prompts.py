@@ -106,7 +106,7 @@ def main() -> int:
                        if not args.only or path.name.removesuffix(".jsonl") in args.only}
     if not collections:
         print(f"nothing measured: no benchmark collections (NAME.jsonl) in {args.bench}"
-              f"{' matching ' + ', '.join(args.only) if args.only else ''}; see the README's LLM planner section",
+              f"{' matching ' + ', '.join(args.only) if args.only else ''}; see docs/benchmarks.md",
               file=sys.stderr)
         return 2
     print(f"{'collection':<11} {'fields':>6} {'docs':>8} {'largest':>8} {'calls':>6} {'outcome':>10} {'s':>6}")

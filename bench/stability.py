@@ -110,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     if not files:
         what = f"no collection named {', '.join(args.only)} in" if args.only else "no *.jsonl collections in"
         print(f"stability: {what} {args.bench}: nothing measured (give the bench folder as the first argument; "
-              f"see README)", file=sys.stderr)
+              f"see docs/benchmarks.md)", file=sys.stderr)
         return 1
     configure_logging("WARNING")
     started = time.perf_counter()

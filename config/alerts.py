@@ -42,7 +42,8 @@ class _Model(BaseModel):
 
 
 class Channel(_Model):
-    type: ChannelType
+    type: ChannelType = Field(description="slack (an incoming webhook), webhook (a signed JSON POST) or "
+                                          "alertmanager (its v2 API)")
     url: str | None = Field(None, description="only for alertmanager: its base URL, which is no secret")
     url_env: str | None = Field(None, description="environment variable holding the URL")
     url_file: Path | None = Field(None, description="file holding the URL (e.g. a mounted secret)")
@@ -97,7 +98,7 @@ def _read(inline: str | None, env: str | None, file: Path | None, what: str, key
 
 class AlertRoute(_Model):
     match: dict[str, str] = Field(default_factory=dict, description="schedule labels that must all be equal")
-    channels: list[str] = Field(min_length=1)
+    channels: list[str] = Field(min_length=1, description="names under alerts.channels")
     min_severity: Severity | None = Field(None, description="default: alerts.min_severity")
     new_persistent: bool | None = Field(None, description="default: alerts.new_persistent")
     failed_runs: bool = Field(True, description="send failed-run alerts here (when alerts.failed_runs > 0)")
@@ -108,10 +109,10 @@ class AlertRoute(_Model):
 
 class AlertsConfig(_Model):
     base_url: str | None = Field(None, description="Argus' external URL; alerts link to {base_url}/runs/{id}")
-    min_severity: Severity = Severity.CRITICAL
-    new_persistent: bool = True
+    min_severity: Severity = Field(Severity.CRITICAL, description="new findings at or above this alert")
+    new_persistent: bool = Field(True, description="alert when a pattern is seen in a second run for the first time")
     failed_runs: int = Field(0, ge=0, description="alert when this many runs of a schedule in a row failed")
-    channels: dict[str, Channel] = Field(default_factory=dict)
+    channels: dict[str, Channel] = Field(default_factory=dict, description="named destinations")
     routes: list[AlertRoute] | None = Field(None, description="omitted: every alert goes to every channel")
 
     @model_validator(mode="after")

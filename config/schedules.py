@@ -204,8 +204,10 @@ class _Model(BaseModel):
 
 class CronTrigger(_Model):
     cron: str = Field(description="crontab expression, e.g. '0 6 * * 1' (Mondays at 06:00)")
-    timezone: str = "UTC"
-    jitter: timedelta | None = Field(None, description="random delay up to this much, e.g. 30s")
+    timezone: str = Field("UTC", description="IANA time zone the cron expression is read in, e.g. Europe/Berlin; "
+                                             "daylight-saving changes fire once")
+    jitter: timedelta | None = Field(None, description="delays each firing by a random time up to this much, e.g. "
+                                                       "30s")
 
     @field_validator("cron")
     @classmethod
@@ -234,8 +236,10 @@ class CronTrigger(_Model):
 
 
 class IntervalTrigger(_Model):
-    every: timedelta = Field(description="interval, e.g. 30m, 1h, 2s")
-    jitter: timedelta | None = None
+    every: timedelta = Field(description="interval, e.g. 30m, 1h, 2s, counted from a fixed origin so every "
+                                         "replica sees the same firings")
+    jitter: timedelta | None = Field(None, description="delays each firing by a random time up to this much, "
+                                                       "shorter than the interval")
 
     @field_validator("every", "jitter", mode="before")
     @classmethod
@@ -268,14 +272,15 @@ Trigger = Annotated[Annotated[CronTrigger, Tag("cron")] | Annotated[IntervalTrig
 class HealthSettings(_Model):
     """``health:`` of a schedule or of ``defaults``; a schedule changes only the keys it names."""
 
-    enabled: bool = True
+    enabled: bool = Field(True, description="measure the collection's health and judge it against earlier runs")
     time_field: str | None = Field(None, description="date field recording when a document arrived "
                                                      "(default: the ObjectId time of _id)")
     cadence: timedelta | None = Field(None, description="new documents are expected at least this often")
     window: int = Field(30, ge=3, le=365, description="earlier runs a baseline is learned from")
     min_history: int = Field(7, ge=3, description="earlier runs before a baseline may raise a finding")
     sensitivity: float = Field(3.0, gt=0, description="robust z-score beyond which a value is anomalous")
-    seasonality: Literal["auto", "off"] = "auto"
+    seasonality: Literal["auto", "off"] = Field("auto", description="auto: compare a weekday with the same "
+                                                                     "weekday once the window holds three of them")
     field_metrics: bool = Field(False, description="export per-field null shares as metrics")
 
     @field_validator("cadence", mode="before")
@@ -293,19 +298,22 @@ class HealthSettings(_Model):
 class AuditSettings(_Model):
     """What an audit does; ``defaults`` sets them for every schedule, a schedule overrides them."""
 
-    planner: PlannerKind = "heuristic"
+    planner: PlannerKind = Field("heuristic", description="heuristic (rules, no model), llm or hybrid (rules "
+                                                          "first, then the model)")
     llm: LLMOptions | None = Field(None, description="model, endpoint, key, budgets, evaluators; only the keys "
                                                      "given override the ARGUS_LLM_* settings")
-    sample_size: int = Field(1000, ge=1, le=10_000)
-    max_iterations: int = Field(200, ge=1)
-    time_budget: timedelta = Field(timedelta(minutes=5))
-    max_time_ms: int = Field(10_000, ge=1)
+    sample_size: int = Field(1000, ge=1, le=10_000, description="documents $sample reads to profile the fields")
+    max_iterations: int = Field(200, ge=1, description="planner steps before the run ends partial")
+    time_budget: timedelta = Field(timedelta(minutes=5), description="wall-clock budget of one run; every query "
+                                                                     "and model call waits at most for what is left")
+    max_time_ms: int = Field(10_000, ge=1, description="server time limit (maxTimeMS) of every query")
     ru_budget: float | None = Field(None, gt=0, description="Cosmos DB request units per run (partial past it)")
-    fail_on: Severity = Severity.HIGH
-    privacy: PrivacyMode = "shapes"
-    enabled: bool = True
-    run_at_start: bool = False
-    labels: dict[str, str] = Field(default_factory=dict)
+    fail_on: Severity = Field(Severity.HIGH, description="argus run exits 1 when a finding is at least this severe")
+    privacy: PrivacyMode = Field("shapes", description="what Argus writes about document values: strict (none), "
+                                                       "shapes or full")
+    enabled: bool = Field(True, description="false: the daemon does not schedule it (argus run still can)")
+    run_at_start: bool = Field(False, description="also run once when the daemon starts")
+    labels: dict[str, str] = Field(default_factory=dict, description="free labels, matched by alert routes")
     health: HealthSettings | None = Field(None, description="collection health baselines (volume, freshness, "
                                                             "drift); only the keys given override the defaults")
 
@@ -354,10 +362,11 @@ class Connection(_Model):
 
 class Schedule(_Model):
     name: str = Field(pattern=r"^[A-Za-z0-9_.:-]{1,80}$", description="letters, digits, _ . : -")
-    connection: str
-    database: str
-    collection: str
-    trigger: Trigger | None = None
+    connection: str = Field(description="a name under connections")
+    database: str = Field(description="the database to audit (for a files connection: any name, shown in reports)")
+    collection: str = Field(description="the collection to audit (for a files connection: one of its files' names)")
+    trigger: Trigger | None = Field(None, description="when it runs: {cron: ..., timezone: ...} or {every: ...} "
+                                                      "[default: defaults.trigger]")
     planner: PlannerKind | None = None
     llm: LLMOptions | None = None
     sample_size: int | None = Field(None, ge=1, le=10_000)
@@ -386,15 +395,18 @@ class Schedule(_Model):
 
 
 class Defaults(AuditSettings):
-    trigger: Trigger | None = None
+    trigger: Trigger | None = Field(None, description="the trigger of every schedule that names none")
 
 
 class _File(_Model):
-    version: Literal[1] = 1
-    connections: dict[str, Connection] = Field(default_factory=dict)
-    defaults: Defaults = Field(default_factory=Defaults)
-    schedules: list[Schedule] = Field(default_factory=list)
-    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
+    version: Literal[1] = Field(1, description="the file format's version")
+    connections: dict[str, Connection] = Field(default_factory=dict, description="named databases to audit")
+    defaults: Defaults = Field(default_factory=Defaults, description="audit settings of every schedule; a schedule "
+                                                                     "overrides any of them")
+    schedules: list[Schedule] = Field(default_factory=list, description="what to audit and when; required, "
+                                                                        "'schedules: []' for none")
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig, description="what is worth a page, and where it "
+                                                                           "goes")
 
     @model_validator(mode="after")
     def _references(self) -> _File:

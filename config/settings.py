@@ -82,20 +82,25 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ARGUS_", extra="ignore")
 
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
-    log_format: Literal["console", "json"] = "console"
+    log_format: Literal["console", "json"] = Field("console", description="console (for people) or json (one "
+                                                                          "object per line, for collectors)")
 
-    sample_size: int = Field(1000, ge=1, le=10_000)
-    max_iterations: int = Field(200, ge=1)
-    time_budget_s: float = Field(300.0, gt=0)
+    sample_size: int = Field(1000, ge=1, le=10_000, description="documents $sample reads (argus audit --sample-size)")
+    max_iterations: int = Field(200, ge=1, description="planner steps before the run ends partial")
+    time_budget_s: float = Field(300.0, gt=0, description="wall-clock budget of argus audit, in seconds")
     max_time_ms: int = Field(10_000, ge=1, description="server time limit of every query")
-    min_field_coverage: float = Field(0.8, ge=0, le=1)
-    privacy: PrivacyMode = "shapes"
-    fail_on: Severity | None = Field(Severity.HIGH, description="exit 1 at or above it; none: never")
+    min_field_coverage: float = Field(0.8, ge=0, le=1, description="share of fields a query must have checked "
+                                                                   "before the run gate accepts a conclusion")
+    privacy: PrivacyMode = Field("shapes", description="what Argus writes about document values: strict, shapes or "
+                                                       "full")
+    fail_on: Severity | None = Field(Severity.HIGH, description="argus audit exits 1 when a finding is at least "
+                                                                "this severe; none: never")
 
     database_url: SecretStr | None = Field(None, description="PostgreSQL DSN for run history; unset: embedded")
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("argus")),
                            description="where the embedded PostgreSQL and other local state live")
-    store_pool_size: int = Field(4, ge=1)
+    store_pool_size: int = Field(4, ge=1, description="connections to the history database (the daemon opens "
+                                                      "workers + 4)")
     history_runs: int = Field(10, ge=1, description="runs the historical context is built from")
     drift_tolerance: float = Field(0.5, gt=0, description="relative spread of affected shares that counts as drifting")
     growth_factor: float = Field(1.5, gt=1, description="share growth that makes a finding regressed, or a "
@@ -104,29 +109,34 @@ class Settings(BaseSettings):
 
     planner: PlannerKind = Field("heuristic", description="heuristic, llm or hybrid (argus audit --planner)")
     # The language model (planner llm / hybrid); a schedule's `llm:` block overrides any of these.
-    llm_provider: Literal["openai", "azure"] = "openai"
-    llm_model: str = "gpt-4o-mini"
+    llm_provider: Literal["openai", "azure"] = Field("openai", description="openai: OpenAI or any compatible "
+                                                                          "server by base_url; azure: Azure OpenAI")
+    llm_model: str = Field("gpt-4o-mini", description="model name (Azure: the model behind the deployment)")
     llm_base_url: str | None = Field(None, description="OpenAI-compatible endpoint (vLLM, Ollama, LiteLLM)")
     llm_api_key_env: str | None = Field(None, description="variable holding the key [OPENAI_API_KEY / "
                                                           "AZURE_OPENAI_API_KEY]")
-    llm_api_key_file: Path | None = None
-    llm_azure_endpoint: str | None = None
-    llm_azure_deployment: str | None = None
-    llm_api_version: str | None = None
+    llm_api_key_file: Path | None = Field(None, description="file holding the API key (a mounted secret)")
+    llm_azure_endpoint: str | None = Field(None, description="https://NAME.openai.azure.com")
+    llm_azure_deployment: str | None = Field(None, description="the Azure OpenAI deployment that serves the model")
+    llm_api_version: str | None = Field(None, description="Azure OpenAI API version, e.g. 2024-10-21")
     llm_timeout_s: float | None = Field(None, gt=0, description="[60 hosted, 300 self-hosted]")
-    llm_max_retries: int = Field(3, ge=0)
-    llm_backoff_s: float = Field(1.0, ge=0)
-    llm_max_backoff_s: float = Field(30.0, ge=0)
-    llm_max_retry_after_s: float = Field(60.0, ge=0)
-    llm_prompt_token_budget: int = Field(8000, ge=4000)
-    llm_run_token_budget: int | None = Field(1_000_000, ge=1)
-    llm_run_cost_budget_usd: float | None = Field(1.0, gt=0)
-    llm_fallback_after: int = Field(3, ge=1)
-    llm_structured_output: StructuredOutput = "auto"
+    llm_max_retries: int = Field(3, ge=0, description="retries on 429, 5xx and answers that are not JSON")
+    llm_backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry")
+    llm_max_backoff_s: float = Field(30.0, ge=0, description="longest delay between two retries")
+    llm_max_retry_after_s: float = Field(60.0, ge=0, description="a longer Retry-After gives up instead of waiting")
+    llm_prompt_token_budget: int = Field(8000, ge=4000, description="estimated tokens per prompt, never exceeded")
+    llm_run_token_budget: int | None = Field(1_000_000, ge=1, description="tokens per run (all purposes)")
+    llm_run_cost_budget_usd: float | None = Field(1.0, gt=0, description="US dollars per run (all purposes)")
+    llm_fallback_after: int = Field(3, ge=1, description="consecutive failed turns before the heuristic planner "
+                                                         "takes over")
+    llm_structured_output: StructuredOutput = Field("auto", description="request shape to start with: tools, "
+                                                                        "json_schema, json_object or text (auto: "
+                                                                        "tools)")
     llm_temperature: float | None = Field(0.0, ge=0, le=2, description="unset for reasoning models")
-    llm_max_output_tokens: int = Field(1024, ge=16)
-    llm_evaluators: EvaluatorProfile = "fast"
-    llm_judge_model: str | None = None
+    llm_max_output_tokens: int = Field(1024, ge=16, description="tokens the model may answer with per call")
+    llm_evaluators: EvaluatorProfile = Field("fast", description="fast: rule gates only; balanced: + the model's "
+                                                                 "self-evaluation; thorough: + a judge")
+    llm_judge_model: str | None = Field(None, description="the judge of the thorough profile [default: the model]")
 
     schedules: Path = Field(Path("schedules.yaml"), description="the daemon's schedules file")
     listen: str = Field("127.0.0.1:9464", description="HOST:PORT of the daemon's HTTP server (the image sets "

@@ -1,6 +1,4 @@
-"""The ``argus`` command line. Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or configuration
-error, 3 partial audit (a budget ran out, it was interrupted or the engine refused some checks: not everything
-was checked), 4 failed audit."""
+"""The ``argus`` command line. Exit codes are defined, with their meaning, in ``daemon.exit_codes``."""
 
 from __future__ import annotations
 
@@ -38,6 +36,7 @@ from daemon.alerts.cli import register as register_alert_commands
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
 from daemon.cli_output import FormatOption, OutputFormat, age, emit, option_problems, stdout_console
+from daemon.exit_codes import ExitCode, audit_help
 from daemon.http import parse_listen
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
@@ -65,7 +64,8 @@ __all__ = ["app", "main"]
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, suggest_commands=False,
                   help="Argus: data-quality audits for MongoDB and Azure Cosmos DB.")
 
-EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_PARTIAL, EXIT_FAILED = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_PARTIAL, EXIT_FAILED = (ExitCode.OK, ExitCode.FINDINGS, ExitCode.ERROR,
+                                                                 ExitCode.PARTIAL, ExitCode.FAILED)
 
 # `argus --help` lists the commands in the order a user meets them.
 AUDIT, HISTORY, DAEMON, ALERTS = "Audit", "History", "Daemon", "Alerts"
@@ -132,7 +132,8 @@ def _settings() -> Settings:
         raise _fail(f"invalid environment variable {'; '.join(problems)}") from None
 
 
-@app.command(rich_help_panel=AUDIT)
+@app.command(rich_help_panel=AUDIT, help=audit_help(
+    "Audit one collection and print its report (with its diff against the last run when stored)."))
 def audit(
     file: Annotated[Path | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit (as "
                                                              "mongoexport writes)")] = None,
@@ -170,13 +171,7 @@ def audit(
                                                           show_default="ARGUS_LLM_EVALUATORS or fast")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
-    """Audit one collection and print its report (with its diff against the last run when stored).
-
-    Exit codes: 0 clean, 1 a finding at or above --fail-on, 2 usage or configuration error,
-    3 partial audit (a time, iteration or LLM budget ran out, it was interrupted, the database engine refused
-    some checks, or some fields were not profiled; the report keeps what it found),
-    4 failed audit (the database became unreachable or the planner broke).
-    """
+    """Audit one collection and print its report; the help text, exit codes included, is set above."""
     settings = _settings()
     configure_logging("INFO" if verbose else "WARNING", settings.log_format)
     threshold = settings.fail_on if fail_on is None else None if fail_on == FailOn.none else Severity(fail_on.value)
@@ -505,16 +500,13 @@ def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="t
     raise typer.Exit(EXIT_OK)
 
 
-@app.command(rich_help_panel=DAEMON)
+@app.command(rich_help_panel=DAEMON, help=audit_help(
+    "Run one schedule once, now, in the foreground (for cron-style deployment and trying a schedule)."))
 def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedule's name")],
         schedules: Annotated[Path | None, typer.Option("--schedules", help="the schedules file",
                                                        show_default="ARGUS_SCHEDULES or ./schedules.yaml")] = None,
         output: FormatOption = OutputFormat.table) -> None:
-    """Run one schedule once, now, in the foreground (for cron-style deployment and trying a schedule).
-
-    Exit codes as `argus audit`'s; a schedule whose data cannot be opened (a bad file, a URI that cannot
-    be used) is stored as a failed run and exits 2, as `argus audit` does for the same input.
-    """
+    """Run one schedule once, now; its exit code follows the schedule's fail_on."""
     settings = _settings()
     configure_logging("WARNING", settings.log_format)
     try:
@@ -600,7 +592,7 @@ def main() -> None:
     try:
         app()
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(ExitCode.INTERRUPTED)
     except Exception as exc:  # last resort: one line, no traceback
         Console(stderr=True).print(f"argus: error: internal error: {type(exc).__name__}: {SECRETS.redact(str(exc))}",
                                    markup=False)

@@ -82,9 +82,13 @@ def stdout() -> Any:
 
 
 def stdout_console() -> Console:
-    """A console for command output: the terminal's width on a terminal; piped, rows never wrap."""
+    """A console for command output: the terminal's width on a terminal; piped, rows never wrap
+    (unless ``COLUMNS`` asks for a width: shells do not export it, tools that want one do)."""
     out = stdout()
-    return Console(file=out, width=None if out.isatty() else _PIPED_WIDTH, soft_wrap=not out.isatty())
+    piped = not out.isatty()
+    asked = os.environ.get("COLUMNS", "")
+    width = None if not piped or asked.isdigit() else _PIPED_WIDTH
+    return Console(file=out, width=width, soft_wrap=piped and width == _PIPED_WIDTH)
 
 
 def emit(text: str) -> None:

@@ -9,6 +9,7 @@ custom collectors, so they are never stale.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, get_args
 
 from prometheus_client import (
@@ -21,12 +22,13 @@ from prometheus_client import (
     disable_created_metrics,
 )
 from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.registry import Collector
 
 from agent.findings import Severity
 from agent.report import ARGUS_VERSION, AuditReport, Outcome
 
-__all__ = ["Metrics"]
+__all__ = ["Family", "Metrics", "catalogue"]
 
 _DURATION_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 _ITERATION_BUCKETS = (1, 5, 10, 20, 50, 100, 200, 500, 1000)
@@ -34,11 +36,13 @@ _LATENESS_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
 HEALTH_KINDS = ("volume_anomaly", "freshness", "distribution_drift")  # the anomalies counted per schedule
 
 
+Rows = Callable[[], Iterable[tuple[dict[str, str], float]]]
+
+
 class _Callback(Collector):
     """A gauge family computed at scrape time from ``produce()`` → [(labels, value)]."""
 
-    def __init__(self, name: str, doc: str, labels: list[str],
-                 produce: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
+    def __init__(self, name: str, doc: str, labels: list[str], produce: Rows) -> None:
         self._name, self._doc, self._labels, self._produce = name, doc, labels, produce
 
     def collect(self) -> Iterable[GaugeMetricFamily]:
@@ -125,10 +129,24 @@ class Metrics:
         self.field_nulls = Gauge("argus_field_null_share", "Null or missing share of a field in the last sample "
                                  "(only for schedules with health.field_metrics)", [*where, "field"], registry=r)
 
-    def gauge_from(self, name: str, doc: str, labels: list[str],
-                   produce: Callable[[], Iterable[tuple[dict[str, str], float]]]) -> None:
+    def gauge_from(self, name: str, doc: str, labels: list[str], produce: Rows) -> None:
         """Register a gauge computed at scrape time."""
         self.registry.register(_Callback(name, doc, labels, produce))
+
+    def daemon_gauges(self, *, open_findings: Rows, next_runs: Rows, schedules: Rows, spooled: Callable[[], int],
+                      embedded_up: Callable[[], bool] | None) -> None:
+        """The daemon's gauges read at scrape time from the store, the scheduler and the spool
+        (``embedded_up`` only when the daemon started the embedded PostgreSQL)."""
+        self.gauge_from("argus_open_findings", "Findings in each collection's latest stored run",
+                        ["connection", "collection", "severity"], open_findings)
+        self.gauge_from("argus_next_run_timestamp_seconds", "When each schedule fires next", ["schedule"], next_runs)
+        self.gauge_from("argus_schedules", "Schedules loaded", ["state"], schedules)
+        if embedded_up is not None:
+            up = embedded_up
+            self.gauge_from("argus_embedded_database_up", "1 while the embedded PostgreSQL the daemon started is "
+                            "running", [], lambda: [({}, float(up()))])
+        self.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database", [],
+                        lambda: [({}, float(spooled()))])
 
     def set_schedules(self, intervals: Mapping[str, float]) -> None:
         """Per-schedule series that must exist before a schedule first runs: its interval (for the
@@ -212,3 +230,30 @@ class Metrics:
 
     def sample(self, name: str, labels: dict[str, Any] | None = None) -> float | None:
         return self.registry.get_sample_value(name, labels or {})
+
+
+@dataclass(frozen=True)
+class Family:
+    """A metric family as Prometheus scrapes it: the exposed name (``_total`` on counters), its type,
+    label names and help."""
+
+    name: str
+    type: str
+    labels: tuple[str, ...]
+    help: str
+
+
+def catalogue(registry: CollectorRegistry) -> list[Family]:
+    """Every family ``registry`` exposes, with its labels, also before any series exists (the
+    metrics reference is generated from it)."""
+    found: dict[str, Family] = {}
+    for collector in list(registry._collector_to_names):  # prometheus_client keeps no public list
+        if isinstance(collector, _Callback):
+            found[collector._name] = Family(collector._name, "gauge", tuple(collector._labels), collector._doc)
+            continue
+        names = tuple(collector._labelnames) if isinstance(collector, MetricWrapperBase) else ()
+        for family in collector.collect():  # labels of the series that exist already (an Info's version)
+            seen = [k for sample in family.samples for k in sample.labels if k not in names and k != "le"]
+            name = family.name + {"counter": "_total", "info": "_info"}.get(family.type, "")
+            found[name] = Family(name, family.type, names + tuple(dict.fromkeys(seen)), family.documentation)
+    return [found[name] for name in sorted(found)]

@@ -8,7 +8,6 @@ from uuid import UUID
 
 import structlog
 from rich.console import Console
-from rich.markup import escape
 from rich.status import Status
 from rich.table import Table
 
@@ -98,7 +97,7 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         columns += ["change"] if report.diff else []
         columns += ["id"] if finding_ids else []
         columns += ["pattern"] if report.diff else []  # the fingerprint `argus mute --fingerprint` takes
-        for column in [*columns, "description", "evidence"]:
+        for column in [*columns, "description"]:
             short = column in ("id", "pattern")
             table.add_column(column, overflow="fold", no_wrap=short, min_width={"id": 8, "pattern": 12}.get(column))
         order = sorted(report.findings, key=lambda f: (-f.severity.rank, -f.affected_count, f.field))
@@ -108,8 +107,11 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
             row += [_change(entries.get(f.id))] if report.diff else []
             row += [str(f.id)[:8]] if finding_ids else []
             row += [entries[f.id].fingerprint[:12] if f.id in entries else ""] if report.diff else []
-            table.add_row(*row, escape(f.description), escape(_evidence(f.evidence_query)))
+            table.add_row(*row, f.description)
         console.print(table)
+        for f in order:  # one line each, never wrapped: to copy into mongosh whole
+            console.print(f"evidence {f.field} {f.category.value}: {_evidence(f.evidence_query)}", markup=False,
+                          highlight=False, soft_wrap=True)
     if report.diff is not None:
         for e in report.diff.by_status("resolved"):
             was = e.previous_severity.value if e.previous_severity else "?"

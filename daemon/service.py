@@ -159,17 +159,10 @@ class Daemon:
             return [({"state": "enabled"}, float(enabled)),
                     ({"state": "disabled"}, float(len(current.schedules) - enabled))]
 
-        self.metrics.gauge_from("argus_open_findings", "Findings in each collection's latest stored run",
-                                ["connection", "collection", "severity"], open_findings)
-        self.metrics.gauge_from("argus_next_run_timestamp_seconds", "When each schedule fires next",
-                                ["schedule"], next_runs)
-        self.metrics.gauge_from("argus_schedules", "Schedules loaded", ["state"], schedules)
-        if self.embedded is not None:
-            embedded = self.embedded
-            self.metrics.gauge_from("argus_embedded_database_up", "1 while the embedded PostgreSQL the daemon "
-                                    "started is running", [], lambda: [({}, float(embedded.up))])
-        self.metrics.gauge_from("argus_spool_reports", "Reports waiting in the local spool for the database",
-                                [], lambda: [({}, float(len(self.spool)))])
+        embedded = self.embedded
+        self.metrics.daemon_gauges(open_findings=open_findings, next_runs=next_runs, schedules=schedules,
+                                   spooled=lambda: len(self.spool),
+                                   embedded_up=(lambda: embedded.up) if embedded is not None else None)
 
     def _record_listen(self) -> None:
         """Where /healthz answers, for the container's HEALTHCHECK (``daemon.healthcheck``)."""
@@ -178,7 +171,8 @@ class Daemon:
         try:
             record.parent.mkdir(parents=True, exist_ok=True)
             partial_record = record.with_suffix(".tmp")
-            partial_record.write_text(f"{self.http.address[0]}:{self.http.address[1]}\n")
+            host = self.http.address[0]
+            partial_record.write_text(f"{host.decode() if isinstance(host, bytes) else host}:{self.http.address[1]}\n")
             partial_record.replace(record)
         except OSError as exc:
             log.warning("listen_not_recorded", error=exc.strerror)

@@ -36,7 +36,7 @@ class LLMOptions(BaseModel):
                                                       "[default: OPENAI_API_KEY, or AZURE_OPENAI_API_KEY for azure]")
     api_key_file: Path | None = Field(None, description="file holding the API key (a mounted secret)")
     azure_endpoint: str | None = Field(None, description="https://NAME.openai.azure.com")
-    azure_deployment: str | None = None
+    azure_deployment: str | None = Field(None, description="the Azure OpenAI deployment that serves the model")
     api_version: str | None = Field(None, description="Azure OpenAI API version, e.g. 2024-10-21")
     timeout_s: float | None = Field(None, gt=0, description="per request, and never more than what is left of "
                                                             "the run's budget [default: 60 for OpenAI and Azure, "
@@ -44,15 +44,16 @@ class LLMOptions(BaseModel):
                                                             "minutes on a long prompt]")
     max_retries: int = Field(3, ge=0, description="retries on 429, 5xx and timeouts")
     backoff_s: float = Field(1.0, ge=0, description="first retry delay; doubles each retry")
-    max_backoff_s: float = Field(30.0, ge=0)
+    max_backoff_s: float = Field(30.0, ge=0, description="longest delay between two retries")
     max_retry_after_s: float = Field(60.0, ge=0, description="a longer Retry-After gives up instead of waiting")
     structured_output: StructuredOutput = Field(
         "auto", description="the request shape to start with: tools (tool calling), json_schema (a JSON-schema "
                             "response format), json_object (JSON mode, the schema in the prompt) or text (the schema "
                             "in the prompt); auto is tools. Each steps down that list when the server says it does "
                             "not support it")
-    temperature: float | None = Field(0.0, ge=0, le=2)
-    max_output_tokens: int = Field(1024, ge=16)
+    temperature: float | None = Field(0.0, ge=0, le=2, description="sampling temperature; null for reasoning "
+                                                                   "models (o-series, gpt-5), which take none")
+    max_output_tokens: int = Field(1024, ge=16, description="tokens the model may answer with per call")
     prompt_token_budget: int = Field(8000, ge=4000, description="estimated tokens per prompt, never exceeded")
     run_token_budget: int | None = Field(1_000_000, ge=1, description="tokens per run (all purposes)")
     run_cost_budget_usd: float | None = Field(1.0, gt=0, description="US dollars per run (all purposes)")

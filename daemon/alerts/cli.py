@@ -61,14 +61,12 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
         connection, database, name = split_collection(collection) if collection else (None, None, None)
 
         def add(st: PostgresStore) -> Any:
-            if collection is not None:
-                matching, stored = st.collections_matching(collection)
-                if stored and not matching:  # a typo among audited collections: NotFound names them
-                    st.resolve_collection(collection)
-                if not stored:
-                    Console(stderr=True).print(f"warning: no audit is stored yet, so {collection!r} cannot be "
-                                               "checked against an audited collection", markup=False,
-                                               highlight=False)
+            if collection is not None and not st.collections_matching(collection)[0]:
+                # a mute may come before the first run, so it is kept; a typo must not pass unseen
+                stored = ", ".join(f"{r.database}.{r.collection}" for r in st.collections_matching(collection)[1][:10])
+                Console(stderr=True).print(f"warning: no stored runs for collection {collection!r} (stored: "
+                                           f"{stored or 'none yet'}); the mute applies once it is audited under "
+                                           f"that name", markup=False, highlight=False, soft_wrap=True)
             return AlertOutbox(st).mute(
             now=now, fingerprint=fingerprint, connection=connection, database=database, collection=name,
             category=category.value if category else None, expires_at=expires, reason=reason)

@@ -1,4 +1,4 @@
-"""Every bench script runs from the repository root as the README says, on a tiny input.
+"""Every bench script runs from the repository root as docs/benchmarks.md says, on a tiny input.
 
 Each ``bench/*.py`` must accept ``--quick`` (a smoke run on generated data that finishes in
 seconds and needs nothing outside the repository) and exit 0 with its figures. A script that
@@ -45,4 +45,4 @@ def test_benchmark_without_its_data_says_nothing_was_measured(name: str, tmp_pat
     assert result.returncode != 0
     assert "targets met: yes" not in result.stdout
     assert "nothing measured" in result.stderr
-    assert "README" in result.stderr
+    assert "see docs/benchmarks.md" in result.stderr and (ROOT / "docs" / "benchmarks.md").is_file()

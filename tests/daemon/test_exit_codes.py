@@ -1,4 +1,4 @@
-"""The README's exit-code table, row by row, for `argus audit` and `argus run` alike: each row's
+"""The exit-code table (docs/reference/exit-codes.md), row by row, for `argus audit` and `argus run` alike: each row's
 situation set up once as a file or URI, audited by both commands, which must exit with the row's
 code. Before, a bad file exited 2 through `audit` and 4 through `run`."""
 
@@ -15,6 +15,7 @@ from bson import json_util
 from typer.testing import CliRunner
 
 from daemon.cli import app
+from daemon.exit_codes import ExitCode
 from tests.daemon.process import free_port
 from tests.daemon.test_cli_new_user import _docs
 
@@ -23,8 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _table() -> dict[int, str]:
-    text = (ROOT / "README.md").read_text()
-    return {int(code): meaning for code, meaning in re.findall(r"^\| (\d) \| (.+) \|$", text, re.MULTILINE)}
+    """The exit-code table users read (docs/reference/exit-codes.md, generated from daemon/exit_codes.py)."""
+    text = (ROOT / "docs/reference/exit-codes.md").read_text()
+    rows = {int(code): meaning for code, meaning in re.findall(r"^\| (\d+) \| (.+) \|$", text, re.MULTILINE)}
+    assert rows == {code.value: code.meaning for code in ExitCode}
+    return {code: meaning for code, meaning in rows.items() if code != ExitCode.INTERRUPTED}
 
 
 def _clean(folder: Path) -> dict[str, Any]:

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT.parent / "shared" / "bench"
 DEMO = ROOT / "deploy" / "demo"
 _NO_BENCH = pytest.mark.skipif(not BENCH.is_dir(), reason=f"benchmark collections not found in {BENCH} "
-                               "(see the README's Detection benchmark for how to get them)")
+                               "(see docs/benchmarks.md for how to get them)")
 # The benchmark collections beside the repository, and always the demo collections inside it.
 COLLECTIONS = [pytest.param(BENCH / f"{name}.jsonl", id=name, marks=_NO_BENCH)
                for name in ("customers", "orders", "events", "products", "hospital", "beers")] + \
