@@ -163,7 +163,8 @@ class AuditTarget:
             return
         try:
             with _translated(kind), pymongo.timeout(min(wait, self._limit_ms() / 1000)):
-                client.admin.command("ping")
+                # the reads' own read preference: with secondaryPreferred, a secondary answering is enough
+                client.admin.command("ping", read_preference=self._collection.read_preference)
         except TargetUnavailable as exc:
             raise TargetUnavailable(f"{exc} (no server answered within the URI's serverSelectionTimeoutMS, "
                                     f"{wait:g} s)") from exc.__cause__
