@@ -133,9 +133,9 @@ def _llm_scene(scene: Scene, replies: list[Any], *, docs: str, budget: str, name
 
 
 def _catastrophic_regex(scene: Scene) -> None:
-    # A search the guard lets through (its cost is judged per starting position) that Python's re
-    # restarts at each of 60,000 blanks: minutes per value (the guard refuses ^.*a.*a.*b$ and ^(a+)+$).
-    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "\\s+x"}}, "limit": 0})],
+    # A search the guard lets through (its cost is judged per starting position) that the engine's
+    # regex restarts at each of 60,000 blanks: minutes per value (the guard refuses ^.*a.*a.*b$ and ^(a+)+$).
+    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "\\s+[xy]"}}, "limit": 0})],
                docs="".join(f'{{"order_no": "O-{i}", "email": "{" " * 60_000}!"}}\n' for i in range(50)), budget="5s")
 
 

@@ -55,8 +55,21 @@ def _deep(levels: int, arrays: bool) -> str:
     return "[" * levels + "1" + "]" * levels if arrays else '{"x": ' * levels + "1" + "}" * levels
 
 
-def _files() -> dict[str, tuple[list[str], str | None]]:
-    """name → (lines, expected file:line error suffix or None for a report)."""
+def _gzip(lines: list[str]) -> bytes:
+    import gzip
+
+    return gzip.compress(("\n".join(lines) + "\n").encode())
+
+
+def _bson(docs: list[dict[str, object]]) -> bytes:
+    import bson
+
+    return b"".join(bson.encode(d) for d in docs)
+
+
+def _files() -> dict[str, tuple[list[str] | bytes, str | None]]:
+    """name → (lines or raw bytes, expected file:line error suffix or None for a report)."""
+    plain = [json.dumps({"_id": i, "qty": i % 7, "city": ["Bonn", "Köln"][i % 2]}) for i in range(300)]
     far = [{"$date": {"$numberLong": "-62135596800001"}}, {"$date": {"$numberLong": "253402300800000"}}]
     return {
         "nested_objects_1000": ([f'{{"_id": 1, "a": {_deep(1000, False)}}}'], ":1: the document is nested deeper"),
@@ -71,6 +84,22 @@ def _files() -> dict[str, tuple[list[str], str | None]]:
         "spaces_150k": ([json.dumps({"_id": i, "s": " " * 150_000 + ("x" if i % 2 else "")}) for i in range(10)],
                         None),
         "invalid_oid": (['{"_id": 1}', '{"_id": {"$oid": "zz"}}'], ":2: not valid Extended JSON"),
+        # files as people have them, and bytes that are no JSON at all (issue 22): each read by one decoder
+        "gzip_lines": (_gzip(plain), None),
+        "gzip_json_array": (_gzip(["[", ",\n".join(plain), "]"]), None),
+        "bson_dump": (_bson([{"_id": i, "qty": i % 7} for i in range(300)]), None),
+        "latin1": (b'{"_id": 1, "city": "Bonn"}\n{"_id": 2, "city": "M\xfcnchen"}\n',
+                   ":2:22: not UTF-8 (byte 0xFC); the file looks like Latin-1"),
+        "utf16": ("\n".join(plain[:5]).encode("utf-16"), ": cannot be read: the content is UTF-16 text"),
+        "binary": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
+                   ": cannot be read: the content is binary"),
+        "gzip_cut_short": (_gzip(plain * 20)[:400], ": the gzip data is damaged or cut short"),
+        "json_syntax": (['{"_id": 1}', '{"_id": 2,, "a": 1}'], ":2:11: not valid JSON: Expecting property name"),
+        "bad_date": (['{"_id": 1, "t": {"$date": "next tuesday"}}'], ":1: not valid Extended JSON: a $date must be"),
+        "snan_decimal": (['{"_id": 1099, "qty": {"$numberDecimal": "sNaN"}}', '{"_id": 1100, "qty": '
+                          '{"$numberDecimal": "-sNaN"}}', *plain], None),
+        "no_id": ([json.dumps({"qty": i % 7}) for i in range(300)], None),
+        "int_past_64_bits": (['{"_id": 1, "n": 99999999999999999999999}'], ":1: an integer does not fit in 64 bits"),
     }
 
 
@@ -148,14 +177,18 @@ def main() -> int:
     parser.add_argument("--budget", type=float, default=20.0, help="audit time budget in seconds")
     parser.add_argument("--quick", action="store_true", help="a smoke run: the guard corpus and two small files")
     args = parser.parse_args()
-    files = {k: v for k, v in _files().items() if not args.quick or k in ("invalid_oid", "dbref_values")}
+    files = {k: v for k, v in _files().items()
+             if not args.quick or k in ("invalid_oid", "dbref_values", "latin1", "gzip_json_array")}
     refused, total, problems = _corpus()
     print(f"guard corpus: {refused}/{total} payloads refused")
     audited, slowest = 0, ("", 0.0)
     with tempfile.TemporaryDirectory() as tmp:
         for name, (lines, error) in files.items():
             path = Path(tmp) / f"{name}.jsonl"
-            path.write_text("\n".join(lines) + "\n")
+            if isinstance(lines, bytes):
+                path.write_bytes(lines)
+            else:
+                path.write_text("\n".join(lines) + "\n")
             started = time.monotonic()
             try:
                 done = subprocess.run([sys.executable, "-m", "daemon.cli", "audit", "--file", str(path), "--format",

@@ -332,7 +332,8 @@ class AuditSettings(_Model):
 class Connection(_Model):
     uri_env: str | None = Field(None, description="environment variable holding the MongoDB URI")
     uri_file: Path | None = Field(None, description="file holding the MongoDB URI (e.g. a mounted secret)")
-    files: dict[str, Path] | None = Field(None, description="collection name -> Extended JSON lines file")
+    files: dict[str, Path] | None = Field(None, description="collection name -> file: mongoexport JSON or "
+                                                          "mongodump BSON (or its folder), gzipped or not")
 
     @model_validator(mode="after")
     def _one_source(self) -> Connection:

@@ -40,10 +40,11 @@ from daemon.exit_codes import ExitCode, audit_help
 from daemon.http import parse_listen
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
+from daemon.progress import AuditLines, LoadProgress
 from daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
-from daemon.sources import load_jsonl, open_uri
+from daemon.sources import load_path, open_uri
 from daemon.spool import Spool
 from daemon.store import (
     CollectionRef,
@@ -135,8 +136,8 @@ def _settings() -> Settings:
 @app.command(rich_help_panel=AUDIT, help=audit_help(
     "Audit one collection and print its report (with its diff against the last run when stored)."))
 def audit(
-    file: Annotated[Path | None, typer.Option("--file", help="MongoDB Extended JSON lines file to audit (as "
-                                                             "mongoexport writes)")] = None,
+    file: Annotated[Path | None, typer.Option("--file", help="file to audit: mongoexport JSON (lines or an array), "
+                                                             "mongodump BSON or its folder, gzipped or not")] = None,
     uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                             help="MongoDB / Cosmos DB connection string (read-only use)")] = None,
     database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,
@@ -210,8 +211,8 @@ def audit(
             report = run_audit(target, setup.planner, options=options, observer=progress, historical_context=context,
                                gates=setup.gates, llm=setup.account)
     else:
-        report = run_audit(target, setup.planner, options=options, observer=steps, historical_context=context,
-                           gates=setup.gates, llm=setup.account)
+        report = run_audit(target, setup.planner, options=options, observer=AuditLines(console, label, steps),
+                           historical_context=context, gates=setup.gates, llm=setup.account)
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
@@ -234,7 +235,8 @@ def _target(file: Path | None, uri: str | None, database: str | None, collection
         raise _fail("give exactly one of --file PATH or --uri URI")
     try:
         if file is not None:
-            return load_jsonl(file, collection=collection, max_time_ms=max_time_ms)
+            with LoadProgress(Console(stderr=True), file.name) as progress:
+                return load_path(file, collection=collection, max_time_ms=max_time_ms, progress=progress)
         assert uri is not None
         source = "ARGUS_MONGODB_URI" if os.environ.get("ARGUS_MONGODB_URI") == uri else "--uri"
         if not database or not collection:

@@ -1,119 +1,51 @@
-"""Where audited collections come from: a live MongoDB / Cosmos DB URI, or Extended JSON lines.
+"""Where audited collections come from: a live MongoDB / Cosmos DB URI, or a file.
 
-A ``.jsonl`` file (as ``mongoexport`` writes it) is loaded into an in-memory mongomock database,
-so demos and tests audit the same way a live server is audited. A URI never appears in an
-error or a log: it is checked before pymongo sees it (``check_mongodb_uri``), and the error says
-what is wrong and where the URI came from.
+A file (``mongoexport``'s JSON lines or array, ``mongodump``'s BSON, either gzipped, or a dump
+folder) is read by ``daemon.files`` into Argus's in-process engine, so demos and tests audit the
+same way a live server is audited. A URI never appears in an error or a log: it is checked before
+pymongo sees it (``check_mongodb_uri``), and the error says what is wrong and where the URI came
+from.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import mongomock
-from bson import Decimal128, json_util
-from bson.codec_options import DatetimeConversion
-from bson.errors import BSONError, InvalidDocument, InvalidId
-from bson.json_util import JSONOptions
 from pymongo import MongoClient
 from pymongo.errors import ConfigurationError
 
-from agent.ejson import MAX_NESTING, depth_of
+from agent.engine import MemoryCollection
 from agent.errors import DataLoadError, TargetUnavailable
 from agent.tools.target import AuditTarget
 from config.schedules import Connection
 from config.settings import check_mongodb_uri
+from daemon.files import load_file
 
-__all__ = ["SourceCache", "load_jsonl", "open_uri"]
-
-_BATCH = 1000
-# Canonical-or-relaxed input as mongoexport writes it; dates outside years 1-9999 stay DatetimeMS.
-_FILE_JSON = JSONOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+__all__ = ["SourceCache", "load_jsonl", "load_path", "open_uri"]
 
 
-def load_jsonl(path: str | Path, *, collection: str | None = None, database: str = "files",
-               connection_name: str = "file", max_time_ms: int = 10_000,
-               client: Any | None = None) -> AuditTarget:
-    """Load an Extended JSON lines file into an in-memory collection and return it as a target.
+def load_path(path: str | Path, *, collection: str | None = None, database: str = "files",
+              connection_name: str = "file", max_time_ms: int = 10_000,
+              progress: Callable[[int, int], None] | None = None) -> AuditTarget:
+    """Load a file (or a mongodump folder) into the in-process engine and return it as a target.
 
-    The collection is named after the file (``orders.jsonl`` → ``orders``) unless ``collection``
-    is given. Errors name the file and line. ``client`` lets several files share one database.
+    The collection is named by a dump's metadata or after the file (``orders.jsonl.gz`` →
+    ``orders``) unless ``collection`` is given. Errors name the file and the line or byte offset.
     """
-    coll = _load_collection(Path(path), collection, database, client)
+    coll = load_file(path, collection=collection, database=database, progress=progress)
     return AuditTarget(coll, connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
 
 
-def _load_collection(file: Path, collection: str | None, database: str, client: Any | None) -> Any:
-    name = collection or file.name.removesuffix(".jsonl").removesuffix(".json")
-    if file.is_dir():
-        raise DataLoadError(f"{file}: is a directory; give one .jsonl file")
-    if not file.is_file():
-        raise DataLoadError(f"{file}: no such file")
-    coll = (client or mongomock.MongoClient())[database][name]
-    batch: list[dict[str, Any]] = []
-    first_line = 1
-    with file.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            doc = _parse_line(line, file, number)
-            if not batch:
-                first_line = number
-            batch.append(doc)
-            if len(batch) >= _BATCH:
-                _insert(coll, batch, file, first_line)
-                batch = []
-    if batch:
-        _insert(coll, batch, file, first_line)
-    return coll
-
-
-def _parse_line(line: str, file: Path, number: int) -> dict[str, Any]:
-    try:
-        doc = json_util.loads(line, json_options=_FILE_JSON)
-    except RecursionError:
-        raise DataLoadError(f"{file}:{number}: the document is nested deeper than {MAX_NESTING} levels, "
-                            "MongoDB's limit") from None
-    except InvalidId as exc:
-        raise DataLoadError(f"{file}:{number}: not valid Extended JSON: an $oid must be 24 hexadecimal "
-                            "characters") from exc
-    except (ValueError, TypeError, BSONError, ArithmeticError) as exc:  # decimal.InvalidOperation, OverflowError
-        raise DataLoadError(f"{file}:{number}: not valid Extended JSON ({type(exc).__name__})") from exc
-    if not isinstance(doc, dict):
-        raise DataLoadError(f"{file}:{number}: expected a JSON object, found {type(doc).__name__}")
-    if depth_of(doc) > MAX_NESTING:
-        raise DataLoadError(f"{file}:{number}: the document is nested deeper than {MAX_NESTING} levels, "
-                            "MongoDB's limit")
-    if "$numberDecimal" in line:
-        doc = _comparable(doc)
-    return doc
-
-
-def _comparable(value: Any) -> Any:
-    """``value`` with every Decimal128 as a double: the in-memory engine cannot compare Decimal128
-    values (every range check of such a field would be refused), and a server compares them as
-    numbers anyway. A decimal keeps about 16 significant digits."""
-    if isinstance(value, Decimal128):
-        return float(value.to_decimal())
-    if isinstance(value, dict):
-        return {k: _comparable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_comparable(v) for v in value]
-    return value
-
-
-def _insert(coll: Any, batch: list[dict[str, Any]], file: Path, first_line: int) -> None:
-    try:
-        coll.insert_many(batch, ordered=True)
-    except (InvalidDocument, ValueError, TypeError) as exc:
-        raise DataLoadError(f"{file}: a document in lines {first_line}-{first_line + len(batch) - 1} "
-                            f"cannot be stored: {exc}") from exc
-    except Exception as exc:  # duplicate _id and other mongomock write errors
-        raise DataLoadError(f"{file}: a document in lines {first_line}-{first_line + len(batch) - 1} "
-                            f"cannot be stored: {type(exc).__name__}") from exc
+def load_jsonl(path: str | Path, *, collection: str | None = None, database: str = "files",
+               connection_name: str = "file", max_time_ms: int = 10_000, client: Any | None = None) -> AuditTarget:
+    """``load_path`` under its earlier name (bench scripts and other branches call it); ``client`` is
+    ignored: each file is a collection of its own."""
+    return load_path(path, collection=collection, database=database, connection_name=connection_name,
+                     max_time_ms=max_time_ms)
 
 
 def open_uri(uri: str, *, database: str, collection: str, connection_name: str = "default",
@@ -150,14 +82,14 @@ def _configuration_problem(exc: ConfigurationError, uri: str) -> str:
 class SourceCache:
     """Audit targets for schedules, reusing what is expensive to build.
 
-    Files connections load each Extended JSON lines file once into an in-memory database and
-    reload it when the file changes; URI connections keep one pymongo client (thread-safe,
+    Files connections load each file once into the in-process engine and reload it when the file
+    changes; URI connections keep one pymongo client (thread-safe,
     pooled) per connection, rebuilt when the connection's definition changes.
     """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._files: dict[tuple[str, str, str], tuple[tuple[int, int], Any]] = {}
+        self._files: dict[tuple[str, str, str], tuple[tuple[int, int], MemoryCollection]] = {}
         self._clients: dict[tuple[str, str], MongoClient[dict[str, Any]]] = {}
 
     def target(self, connection_name: str, connection: Connection, database: str, collection: str, *,
@@ -191,7 +123,7 @@ class SourceCache:
         with self._lock:
             cached = self._files.get(key)
             if cached is None or cached[0] != version:
-                cached = (version, _load_collection(path, collection, database, None))
+                cached = (version, load_file(path, collection=collection, database=database))
                 self._files[key] = cached
         return AuditTarget(cached[1], connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
 

@@ -24,10 +24,12 @@ import email.utils
 import math
 import re
 import time
-
-import openai
+from typing import TYPE_CHECKING
 
 from agent.errors import ArgusError, BudgetExhausted
+
+if TYPE_CHECKING:
+    import openai
 
 __all__ = ["LLMBudgetExhausted", "LLMError", "LLMRejected", "LLMTimeout", "LLMUnavailable", "LLMUnsupported",
            "retry_after", "translate"]
@@ -122,6 +124,9 @@ def _refuses_shape(status: int, message: str) -> bool:
 
 def translate(exc: openai.OpenAIError) -> LLMError:
     """The Argus error for an openai exception (use with ``raise ... from exc``)."""
+    import openai  # here, not at the top: the openai package takes a second to import, and a file audit
+    # with the heuristic planner (most runs) never needs it
+
     if isinstance(exc, openai.APITimeoutError):
         return LLMTimeout("the model endpoint did not answer within the timeout")
     if isinstance(exc, openai.APIConnectionError):

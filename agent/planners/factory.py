@@ -11,22 +11,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.clock import Clock, SystemClock
 from agent.errors import ArgusError
 from agent.gates import GateSet
 from agent.gates.finding import finding_gate
-from agent.gates.llm import FindingReview, LayeredGate, RunReview
 from agent.gates.run import run_gate
-from agent.llm.client import OpenAIChat, build_client
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.llm.usage import LLMAccount, Purpose
 from agent.planners.base import Planner
 from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.hybrid import HybridPlanner
-from agent.planners.llm import LLMPlanner
 from agent.planners.replay import ReplayFirst
+
+if TYPE_CHECKING:
+    from agent.llm.client import OpenAIChat
 
 __all__ = ["PlannerSetup", "make_planner"]
 
@@ -46,6 +45,13 @@ def make_planner(kind: PlannerKind, *, llm: LLMOptions | None = None, clock: Clo
         return PlannerSetup(ReplayFirst(HeuristicPlanner(clock=clock)))
     if llm is None:
         raise ArgusError(f"planner {kind!r} needs LLM settings (at least a model)")
+    # Imported here: the openai package takes a second or more to import, which every heuristic run
+    # (a file audit, most schedules) would pay for nothing.
+    from agent.gates.llm import FindingReview, LayeredGate, RunReview
+    from agent.llm.client import OpenAIChat, build_client
+    from agent.planners.hybrid import HybridPlanner
+    from agent.planners.llm import LLMPlanner
+
     account = LLMAccount(prices=llm.prices, token_budget=llm.run_token_budget, cost_budget_usd=llm.run_cost_budget_usd)
     client = build_client(llm, http_client=http_client)
 

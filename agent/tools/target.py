@@ -79,7 +79,9 @@ class AuditTarget:
         self.database = collection.database.name
         self.name = collection.name
         self.max_time_ms = max_time_ms
-        self.in_memory = not honours_max_time(collection) if in_memory is None else in_memory
+        if in_memory is None:
+            in_memory = getattr(collection, "in_process", False) is True or not honours_max_time(collection)
+        self.in_memory = in_memory
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
         self._probing = not self.in_memory
@@ -241,7 +243,10 @@ class _Retry(Exception):
 
 def _draw_in_memory(collection: Any, size: int, seed: int) -> list[Any]:
     """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document):
-    pick ``_id``s from the in-memory store, copy only those documents. Repeatable for a seed."""
+    pick ``_id``s from the in-memory store, copy only those documents. Repeatable for a seed.
+    Argus's own engine (``agent.engine``) draws the same positions itself."""
+    if getattr(collection, "in_process", False) is True:  # mongomock answers any attribute with a collection
+        return list(collection.draw_sample(size, seed))
     store = getattr(collection, "_store", None)
     documents = getattr(store, "_documents", None)
     if not isinstance(documents, Mapping):  # another mongomock layout: fall back to $sample

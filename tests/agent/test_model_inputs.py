@@ -9,7 +9,9 @@ with InvalidDocument, a lone surrogate reached the driver as UnicodeEncodeError,
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import mongomock
@@ -21,7 +23,7 @@ from agent.planners.scripted import ScriptedPlanner
 from agent.report import AuditReport
 from agent.state import AgentAction
 from agent.tools.target import AuditTarget
-from daemon.sources import open_uri
+from daemon.sources import load_jsonl, open_uri
 from tests.agent.tools.test_wire_server import ScriptedServer
 
 BIG = 99999999999999999999999
@@ -64,17 +66,14 @@ def wire() -> Iterator[ScriptedServer]:
 Engine = Callable[[], AuditTarget]
 
 
-@pytest.fixture(params=["driver", "memory"])
-def engine(request: pytest.FixtureRequest, wire: ScriptedServer) -> Engine:
+@pytest.fixture(params=["driver", "files"])
+def engine(request: pytest.FixtureRequest, wire: ScriptedServer, tmp_path: Path) -> Engine:
     if request.param == "driver":
         return lambda: open_uri(wire.server.uri, database="db", collection="items", max_time_ms=2000,
                                 connect_timeout_ms=2000)
-
-    def memory() -> AuditTarget:
-        collection = mongomock.MongoClient()["db"]["items"]
-        collection.insert_many([{"a": i, "s": f"s{i}"} for i in range(40)])
-        return AuditTarget(collection)
-    return memory
+    data = tmp_path / "items.jsonl"  # the in-process engine behind --file and files: connections
+    data.write_text("".join(json.dumps({"a": i, "s": f"s{i}"}) + "\n" for i in range(40)))
+    return lambda: load_jsonl(data)
 
 
 def _audit(target: AuditTarget, steps: list[AgentAction]) -> AuditReport:

@@ -80,7 +80,7 @@ def test_bad_line_is_named(tmp_path: Path) -> None:
     path.write_text('{"a": 1}\n{"a": \n')
     result = runner.invoke(app, ["audit", "--file", str(path)])
     assert result.exit_code == 2
-    assert f"{path}:2: not valid Extended JSON" in result.stderr
+    assert f"{path}:2: not valid JSON: the file ends inside the document that starts on this line" in result.stderr
     assert "Traceback" not in result.output
 
 

@@ -88,9 +88,11 @@ def test_an_invalid_object_id_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_a_directory_given_as_file_says_so(tmp_path: Path) -> None:
+    """A folder is read as a mongodump folder; one without a dump says what it needs."""
     result = runner.invoke(app, ["audit", "--file", str(tmp_path), "--no-store"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == f"argus: error: {tmp_path}: is a directory; give one .jsonl file"
+    assert result.stderr.strip() == (f"argus: error: {tmp_path}: is a folder without a mongodump collection (.bson "
+                                     f"or .bson.gz); give a file, or the folder mongodump wrote for one database")
 
 
 def test_prune_refuses_a_negative_age_and_deletes_nothing(history: History) -> None:

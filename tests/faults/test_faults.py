@@ -101,9 +101,9 @@ def _stuck_in_a_query(tmp_path: Path, chat_server: Any, *, time_budget: str = "3
                       every: str = "1d") -> tuple[Path, Any]:
     """A schedule whose audit sits in one in-memory query that nothing in the process can end
     before the run's budget. A search the guard lets through (it judges a pattern's cost per
-    starting position, and \\s+x is linear there) that Python's re restarts at every one of 60,000
-    blanks: minutes per value, in C, holding the interpreter lock (PCRE would see no "x" and stop)."""
-    server = chat_server([tool_reply("run_query", {"filter": {"email": {"$regex": "\\s+x"}}, "limit": 0})],
+    starting position, and \\s+[xy] is linear there) that the engine's regex restarts at every one
+    of 60,000 blanks: minutes per value, in C, holding the interpreter lock."""
+    server = chat_server([tool_reply("run_query", {"filter": {"email": {"$regex": "\\s+[xy]"}}, "limit": 0})],
                          default=tool_reply("conclude", {}))
     data = tmp_path / "orders.jsonl"
     data.write_text("".join(f'{{"order_no": "O-{i}", "email": "{" " * 60_000}!"}}\n' for i in range(20)))
