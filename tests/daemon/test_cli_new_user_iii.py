@@ -127,7 +127,10 @@ def test_the_report_shows_each_evidence_query_on_one_line(history: History) -> N
 
 
 def test_prune_counts_first_asks_and_takes_durations(history: History) -> None:
+    import time
+
     run_id = history.audit(_docs())["run_id"]
+    time.sleep(1.1)                                                              # the run is older than 1s now
     assert history.cli("prune", "--older-than", "0", "--yes").exit_code == 2     # would delete every run
     dry = history.cli("prune", "--older-than", "1s", "--dry-run")
     assert dry.exit_code == 0 and "would delete 1 run(s) older than 1s" in dry.stdout
