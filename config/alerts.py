@@ -2,8 +2,9 @@
 
 ```yaml
 alerts:
-  base_url: https://argus.example.com   # links to runs in alert texts (optional)
-  min_severity: critical                # new findings at or above this alert
+  base_url: https://argus.example.com   # links to runs and incidents in alert texts (optional)
+  per: incident                         # or finding: one alert per new finding, as before incidents
+  min_severity: critical                # incidents (or new findings) at or above this alert
   new_persistent: true                  # a pattern seen in a second run for the first time
   failed_runs: 3                        # this many failed runs in a row (0: never)
   channels:
@@ -14,6 +15,12 @@ alerts:
     - match: {team: crm}                # schedule labels that must all be equal
       channels: [ops-slack]
       min_severity: high
+  incidents:                            # see docs/incidents.md
+    group_by: collection                # collection, category or pattern
+    resolve_after: 2                    # runs in which every finding of an incident stayed away
+    reopen_within: 24h                  # a finding back this soon after resolution reopens its incident
+    remind_after: 24h                   # an incident left open (not acknowledged) this long is sent again
+    min_severity: low                   # findings below this join no incident
 ```
 
 Webhook URLs are secrets: Slack and webhook channels take them from the environment or a file,
@@ -23,18 +30,21 @@ read at send time, never from this file and never logged.
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.secrets import SECRETS
 
-__all__ = ["AlertRoute", "AlertsConfig", "Channel", "ChannelType"]
+__all__ = ["AlertRoute", "AlertUnit", "AlertsConfig", "Channel", "ChannelType", "Grouping", "IncidentsConfig"]
 
 ChannelType = Literal["slack", "webhook", "alertmanager"]
+AlertUnit = Literal["incident", "finding"]
+Grouping = Literal["collection", "category", "pattern"]
 
 
 class _Model(BaseModel):
@@ -107,13 +117,56 @@ class AlertRoute(_Model):
         return all(labels.get(k) == v for k, v in self.match.items())
 
 
+def _duration(value: Any) -> timedelta:
+    from config.schedules import parse_duration  # config.schedules imports this module
+
+    return parse_duration(value)
+
+
+class IncidentsConfig(_Model):
+    """``alerts.incidents``: how findings are grouped into incidents and when an incident ends."""
+
+    group_by: Grouping = Field("collection", description="findings of one collection share an incident; "
+                                                         "category: one per category; pattern: one per pattern")
+    resolve_after: int = Field(2, ge=1, le=1000, description="complete runs in which every finding of an "
+                                                             "incident stayed resolved before it resolves")
+    reopen_within: timedelta = Field(timedelta(hours=24), description="a finding back this soon after its "
+                                                                      "incident resolved reopens it")
+    remind_after: timedelta | None = Field(timedelta(hours=24), description="an incident still open (not "
+                                                                             "acknowledged) this long is sent "
+                                                                             "again, and again after as long; "
+                                                                             "null: never")
+    min_severity: Severity = Field(Severity.LOW, description="findings below this join no incident")
+
+    @field_validator("reopen_within", "remind_after", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> Any:
+        return None if value is None else _duration(value)
+
+    @field_validator("remind_after")
+    @classmethod
+    def _positive(cls, value: timedelta | None) -> timedelta | None:
+        if value is not None and value.total_seconds() < 60:
+            raise ValueError("remind at most once a minute (e.g. 4h), or null for never")
+        return value
+
+
 class AlertsConfig(_Model):
-    base_url: str | None = Field(None, description="Argus' external URL; alerts link to {base_url}/runs/{id}")
-    min_severity: Severity = Field(Severity.CRITICAL, description="new findings at or above this alert")
-    new_persistent: bool = Field(True, description="alert when a pattern is seen in a second run for the first time")
+    base_url: str | None = Field(None, description="Argus' external URL; alerts link to {base_url}/runs/{id} "
+                                                   "and {base_url}/incidents/{id}")
+    per: AlertUnit = Field("incident", description="incident: one notification when an incident opens, "
+                                                   "escalates, reopens, resolves or waits unacknowledged; finding: "
+                                                   "one per new finding and new persistent pattern")
+    min_severity: Severity = Field(Severity.CRITICAL, description="incidents at or above this alert (per: "
+                                                                  "finding: new findings)")
+    new_persistent: bool = Field(True, description="per: finding: alert when a pattern is seen in a second run "
+                                                   "for the first time")
     failed_runs: int = Field(0, ge=0, description="alert when this many runs of a schedule in a row failed")
     channels: dict[str, Channel] = Field(default_factory=dict, description="named destinations")
     routes: list[AlertRoute] | None = Field(None, description="omitted: every alert goes to every channel")
+    incidents: IncidentsConfig = Field(default_factory=IncidentsConfig, description="how findings are grouped "
+                                                                                 "into incidents and when one ends "
+                                                                                 "(docs/incidents.md)")
 
     @model_validator(mode="after")
     def _known_channels(self) -> AlertsConfig:

@@ -42,7 +42,7 @@ from agent.findings import Severity
 from agent.health.models import HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode
-from config.alerts import AlertRoute, AlertsConfig, Channel
+from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.settings import check_mongodb_uri
 
 __all__ = [
@@ -573,6 +573,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(Channel.model_fields)
     if parent[:2] == ["alerts", "routes"]:
         return list(AlertRoute.model_fields)
+    if parent[:2] == ["alerts", "incidents"]:
+        return list(IncidentsConfig.model_fields)
     if parent == ["alerts"]:
         return list(AlertsConfig.model_fields)
     if parent == ["defaults"]:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 import platformdirs
 from psycopg import ProgrammingError
 from psycopg.conninfo import conninfo_to_dict
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 from pymongo import uri_parser
 
@@ -19,7 +19,9 @@ from agent.llm.options import EvaluatorProfile, LLMOptions, PlannerKind, Structu
 from agent.options import AuditOptions, PrivacyMode
 from agent.secrets import SECRETS
 
-__all__ = ["Settings", "check_database_url", "check_mongodb_uri"]
+__all__ = ["TOKEN_MIN", "Settings", "check_database_url", "check_mongodb_uri"]
+
+TOKEN_MIN = 16  # characters of a bearer token: shorter ones are guessable
 
 # pymongo's own messages may quote parts of the URI ('Bad database name "ss@host/db"'): each
 # known one maps to a sentence of ours, and anything else to a generic one.
@@ -148,8 +150,12 @@ class Settings(BaseSettings):
     alert_poll_s: float = Field(2.0, gt=0, description="how often the alert outbox is checked for due alerts")
     alert_retry_base_s: float = Field(5.0, gt=0, description="first retry delay of an undelivered alert (doubles)")
     alert_retry_max_s: float = Field(600.0, gt=0, description="longest delay between two delivery attempts")
+    # Status changes over HTTP (POST /incidents/ID/ack ...) need this bearer token; unset, the routes do not exist.
+    incident_token: SecretStr | None = Field(None, description="bearer token for incident status changes over HTTP")
+    incident_token_file: Path | None = Field(None, description="file holding that token (e.g. a mounted secret), "
+                                                               "read at each request")
 
-    @field_validator("database_url", mode="before")
+    @field_validator("database_url", "incident_token", "incident_token_file", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
@@ -160,9 +166,48 @@ class Settings(BaseSettings):
         """``ARGUS_FAIL_ON=none``, as ``--fail-on none``: no finding fails the exit code."""
         return None if isinstance(value, str) and value.strip().lower() == "none" else value
 
+    @field_validator("incident_token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None:  # a refused value is never written anywhere; a valid one is masked everywhere
+            if len(value.get_secret_value().strip()) < TOKEN_MIN:
+                raise ValueError(f"the token is too short: at least {TOKEN_MIN} characters (e.g. openssl rand -hex 32)")
+            SECRETS.register(value.get_secret_value().strip())
+        return value
+
+    @field_validator("incident_token_file")
+    @classmethod
+    def _one_token(cls, value: Path | None, info: ValidationInfo) -> Path | None:
+        if value is not None and info.data.get("incident_token") is not None:
+            raise ValueError("give ARGUS_INCIDENT_TOKEN or ARGUS_INCIDENT_TOKEN_FILE, not both")
+        return value
+
     def model_post_init(self, context: Any, /) -> None:
         if self.database_url is not None:
             SECRETS.register_connection_string(self.database_url.get_secret_value())
+
+    @property
+    def incidents_writable(self) -> bool:
+        """A token is configured: the HTTP routes that change an incident's status exist."""
+        return self.incident_token is not None or self.incident_token_file is not None
+
+    def incident_token_value(self) -> SecretStr | None:
+        """The bearer token for incident status changes, the file read now (a rotated secret is
+        picked up); ``ArgusError`` names the file, never its content."""
+        if self.incident_token is not None:
+            return SecretStr(self.incident_token.get_secret_value().strip())
+        if self.incident_token_file is None:
+            return None
+        try:
+            value = self.incident_token_file.read_text().strip()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "it is not text"
+            raise ArgusError(f"cannot read the incident token from {self.incident_token_file}: {reason}") from None
+        if len(value) < TOKEN_MIN:
+            raise ArgusError(f"{self.incident_token_file} (ARGUS_INCIDENT_TOKEN_FILE) holds no token of at least "
+                             f"{TOKEN_MIN} characters")
+        SECRETS.register(value)
+        return SecretStr(value)
 
     def database_dsn(self) -> str | None:
         """``ARGUS_DATABASE_URL`` checked (``ArgusError`` names the variable, never the value)."""

@@ -38,6 +38,7 @@ from daemon.alerts.sender import AlertSender
 from daemon.cli_output import FormatOption, OutputFormat, age, emit, option_problems, stdout_console
 from daemon.exit_codes import ExitCode, audit_help
 from daemon.http import parse_listen
+from daemon.incidents.cli import register as register_incident_commands
 from daemon.logs import configure_logging
 from daemon.metrics import Metrics
 from daemon.progress import AuditLines, LoadProgress
@@ -56,6 +57,7 @@ from daemon.store import (
     open_store,
     store_configured,
 )
+from daemon.store.incidents import IncidentBook
 from daemon.store.outbox import AlertOutbox
 from daemon.triggers import next_fire_times
 
@@ -128,8 +130,10 @@ def _settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        problems = [f"{'ARGUS_' + '_'.join(map(str, e['loc'])).upper()}: {e['msg'][:1].lower()}{e['msg'][1:]}"
+        messages = [(e["loc"], e["msg"].removeprefix("Value error, "))
                     for e in exc.errors(include_input=False, include_url=False)]
+        problems = [f"{'ARGUS_' + '_'.join(map(str, loc)).upper()}: {msg[:1].lower()}{msg[1:]}"
+                    for loc, msg in messages]
         raise _fail(f"invalid environment variable {'; '.join(problems)}") from None
 
 
@@ -411,6 +415,7 @@ def prune(older_than: Annotated[str | None, typer.Option(help="delete runs that 
 
 
 register_alert_commands(app, _with_store, _fail, panel=ALERTS)
+register_incident_commands(app, _with_store, _fail, panel=ALERTS)
 
 schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files: `argus schedules check`.")
 app.add_typer(schedules_app, name="schedules", rich_help_panel=DAEMON)
@@ -534,6 +539,7 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
         if report is not None:
             report = _stored(history_store, report)
         if report is not None and loaded.alerts.channels:
+            _queue_incident_notices(history_store, runner.alerts)
             _deliver_alerts(history_store, loaded.alerts)
     finally:
         runner.sources.close()
@@ -557,6 +563,14 @@ def _stored(history_store: PostgresStore, report: AuditReport) -> AuditReport:
         return history_store.get_report(report.run_id)
     except StoreError:
         return report
+
+
+def _queue_incident_notices(history_store: PostgresStore, policy: AlertPolicy | None) -> None:
+    """Reminders due now and notices of status changes made since the last run (no daemon does it)."""
+    try:
+        IncidentBook(history_store).queue(SystemClock().now(), policy)
+    except StoreError as exc:
+        Console(stderr=True).print(f"incidents: reminders not queued: {exc}", markup=False, highlight=False)
 
 
 def _deliver_alerts(history_store: PostgresStore, config: AlertsConfig) -> None:

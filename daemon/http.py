@@ -1,4 +1,7 @@
-"""The daemon's small HTTP server: /metrics, /healthz, /readyz and /status."""
+"""The daemon's small HTTP server: /metrics, /healthz, /readyz, /status, /runs/ID and /incidents.
+
+Read-only, except the incident status changes (``daemon.incidents.http``), which exist only when
+a bearer token is configured: without one, a POST gets 501 as it always did."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import structlog
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
 from agent.secrets import SECRETS
+from daemon.incidents.http import BODY_MAX, IncidentApi
 
 __all__ = ["HttpServer", "parse_listen"]
 
@@ -31,7 +35,8 @@ def parse_listen(text: str) -> tuple[str, int]:
 class HttpServer:
     def __init__(self, listen: tuple[str, int], *, registry: CollectorRegistry,
                  ready: Callable[[], tuple[bool, list[str]]], status: Callable[[], dict[str, Any]],
-                 run: Callable[[str], dict[str, Any] | None] | None = None) -> None:
+                 run: Callable[[str], dict[str, Any] | None] | None = None,
+                 incidents: IncidentApi | None = None) -> None:
         class Handler(BaseHTTPRequestHandler):
             server_version = "argus"
             timeout = REQUEST_TIMEOUT_S  # a client that sends nothing (or half a request) is dropped
@@ -45,8 +50,7 @@ class HttpServer:
                 return super().parse_request()
 
             def do_GET(self) -> None:
-                # the path as sent: Python turns //status into /status, which is no path of ours
-                path = self.requestline.split()[1].split("?", 1)[0] if len(self.requestline.split()) > 1 else ""
+                path, query = self._target()
                 try:
                     if path == "/metrics":
                         self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
@@ -60,31 +64,68 @@ class HttpServer:
                     elif path.startswith("/runs/") and run is not None:
                         found = run(path.removeprefix("/runs/"))
                         self._json(200 if found else 404, found or {"error": "no such run"})
+                    elif incidents is not None and (answer := incidents.get(path, query)) is not None:
+                        self._json(*answer)
                     else:
                         self._json(404, {"error": f"no such path {path!r}",
-                                         "paths": ["/metrics", "/healthz", "/readyz", "/status", "/runs/RUN_ID"]})
+                                         "paths": ["/metrics", "/healthz", "/readyz", "/status", "/runs/RUN_ID",
+                                                   "/incidents", "/incidents/ID"]})
                 except (BrokenPipeError, ConnectionResetError):  # the client hung up (a probe timed out)
                     log.debug("http_client_gone", path=path)
                 except Exception as exc:  # a broken page must not take the server down
                     log.error("http_error", path=path, error=type(exc).__name__)
                     self._json(500, {"error": type(exc).__name__})
 
-            def _json(self, code: int, body: dict[str, Any]) -> None:
-                self._send(code, (json.dumps(body, indent=2, default=str) + "\n").encode(), "application/json")
+            def _target(self) -> tuple[str, str]:
+                """The path and query as sent: Python turns //status into /status, which is no path of ours."""
+                parts = self.requestline.split()
+                path, _, query = (parts[1] if len(parts) > 1 else "").partition("?")
+                return path, query
 
-            def _send(self, code: int, body: bytes, content_type: str) -> None:
+            def _json(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
+                self._send(code, (json.dumps(body, indent=2, default=str) + "\n").encode(), "application/json",
+                           headers)
+
+            def _send(self, code: int, body: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
                 body = SECRETS.redact(body.decode()).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(body)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(body)
 
             def log_message(self, format: str, *args: Any) -> None:
                 return  # scrapes every 15 s are not news
 
+        handler: type[BaseHTTPRequestHandler] = Handler
+        if incidents is not None and incidents.writable:
+            api = incidents
+
+            class WritableHandler(Handler):
+                def do_POST(self) -> None:
+                    path, _ = self._target()
+                    try:
+                        length = int(self.headers.get("Content-Length") or 0)
+                    except ValueError:
+                        length = -1
+                    try:
+                        if not 0 <= length <= BODY_MAX:
+                            self.close_connection = True
+                            self._json(413 if length > 0 else 400, {"error": f"send a Content-Length of at most "
+                                                                             f"{BODY_MAX} bytes"})
+                            return
+                        self._json(*api.post(path, dict(self.headers.items()), self.rfile.read(length)))
+                    except (BrokenPipeError, ConnectionResetError):
+                        log.debug("http_client_gone", path=path)
+                    except Exception as exc:  # never the headers: they hold the token
+                        log.error("http_error", path=path, error=type(exc).__name__)
+                        self._json(500, {"error": type(exc).__name__})
+
+            handler = WritableHandler
         try:
-            self._server = ThreadingHTTPServer(listen, Handler)
+            self._server = ThreadingHTTPServer(listen, handler)
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror} (another process "
                                      f"on that port? choose one with --listen or ARGUS_LISTEN)") from exc

@@ -9,7 +9,7 @@ custom collectors, so they are never stale.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, get_args
 
 from prometheus_client import (
@@ -21,19 +21,21 @@ from prometheus_client import (
     ProcessCollector,
     disable_created_metrics,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.metrics import MetricWrapperBase
 from prometheus_client.registry import Collector
 
 from agent.findings import Severity
 from agent.report import ARGUS_VERSION, AuditReport, Outcome
 
-__all__ = ["Family", "Metrics", "catalogue"]
+__all__ = ["INCIDENT_BUCKETS", "INCIDENT_STATUSES", "Family", "IncidentStats", "Metrics", "catalogue"]
 
 _DURATION_BUCKETS = (0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600)
 _ITERATION_BUCKETS = (1, 5, 10, 20, 50, 100, 200, 500, 1000)
 _LATENESS_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300)
 HEALTH_KINDS = ("volume_anomaly", "freshness", "distribution_drift")  # the anomalies counted per schedule
+INCIDENT_STATUSES = ("open", "acknowledged", "resolved", "expected", "false_positive")
+INCIDENT_BUCKETS = (300.0, 900.0, 1800.0, 3600.0, 7200.0, 14400.0, 28800.0, 86400.0, 172800.0, 604800.0)
 
 
 Rows = Callable[[], Iterable[tuple[dict[str, str], float]]]
@@ -134,9 +136,12 @@ class Metrics:
         self.registry.register(_Callback(name, doc, labels, produce))
 
     def daemon_gauges(self, *, open_findings: Rows, next_runs: Rows, schedules: Rows, spooled: Callable[[], int],
-                      embedded_up: Callable[[], bool] | None) -> None:
+                      embedded_up: Callable[[], bool] | None,
+                      incidents: Callable[[], IncidentStats] = lambda: IncidentStats()) -> None:
         """The daemon's gauges read at scrape time from the store, the scheduler and the spool
-        (``embedded_up`` only when the daemon started the embedded PostgreSQL)."""
+        (``embedded_up`` only when the daemon started the embedded PostgreSQL), and the incident
+        families (``_IncidentCollector``)."""
+        self.registry.register(_IncidentCollector(incidents))
         self.gauge_from("argus_open_findings", "Findings in each collection's latest stored run",
                         ["connection", "collection", "severity"], open_findings)
         self.gauge_from("argus_next_run_timestamp_seconds", "When each schedule fires next", ["schedule"], next_runs)
@@ -232,6 +237,68 @@ class Metrics:
         return self.registry.get_sample_value(name, labels or {})
 
 
+@dataclass
+class IncidentStats:
+    """What the incident families show, read from the store at scrape time (every replica reports
+    the same numbers: dashboards and rules take ``max`` across instances)."""
+
+    counts: dict[tuple[str, str], int] = field(default_factory=dict)  # (status, severity) -> incidents
+    oldest_open: dict[str, float] = field(default_factory=dict)       # severity -> epoch seconds
+    # severity -> (cumulative counts per bucket of INCIDENT_BUCKETS then +Inf, sum of seconds)
+    to_acknowledge: dict[str, tuple[list[int], float]] = field(default_factory=dict)
+    to_resolve: dict[str, tuple[list[int], float]] = field(default_factory=dict)
+
+
+class _IncidentCollector(Collector):
+    """``argus_incidents{status,severity}`` (incidents in each status now, every pair, zeros too),
+    ``argus_incident_oldest_open_timestamp_seconds{severity}`` (when the oldest incident nobody
+    acknowledged became open), and the histograms ``argus_incident_time_to_acknowledge_seconds``
+    and ``argus_incident_time_to_resolve_seconds`` by severity, over the stored incidents."""
+
+    FAMILIES = (("argus_incidents", "gauge", ("status", "severity"), "Incidents in each status now, by severity"),
+                ("argus_incident_oldest_open_timestamp_seconds", "gauge", ("severity",),
+                 "When the oldest incident still open (nobody acknowledged it) became open, by severity"),
+                ("argus_incident_time_to_acknowledge_seconds", "histogram", ("severity",),
+                 "Time from opening to the first acknowledgement of stored incidents"),
+                ("argus_incident_time_to_resolve_seconds", "histogram", ("severity",),
+                 "Time from opening to resolution of stored resolved incidents"))
+
+    def __init__(self, stats: Callable[[], IncidentStats]) -> None:
+        self._stats = stats
+
+    def describe(self) -> Iterable[Metric]:
+        return self._families(IncidentStats())
+
+    def collect(self) -> Iterable[Metric]:
+        try:
+            stats = self._stats()
+        except Exception:  # a scrape must never fail because the database is down
+            stats = IncidentStats()
+        return self._families(stats)
+
+    @classmethod
+    def _families(cls, stats: IncidentStats) -> list[Metric]:
+        (gauge_name, _, gauge_labels, gauge_doc), (oldest_name, _, _, oldest_doc) = cls.FAMILIES[:2]
+        gauge = GaugeMetricFamily(gauge_name, gauge_doc, labels=list(gauge_labels))
+        for status in INCIDENT_STATUSES:
+            for severity in Severity:
+                gauge.add_metric([status, severity.value], float(stats.counts.get((status, severity.value), 0)))
+        oldest = GaugeMetricFamily(oldest_name, oldest_doc, labels=["severity"])
+        for name, at in sorted(stats.oldest_open.items()):
+            oldest.add_metric([name], at)
+        out: list[Metric] = [gauge, oldest]
+        for (name, _, _, doc), values in zip(cls.FAMILIES[2:], (stats.to_acknowledge, stats.to_resolve),
+                                             strict=True):
+            family = HistogramMetricFamily(name, doc, labels=["severity"])
+            for severity in Severity:
+                counts, total = values.get(severity.value, ([0] * (len(INCIDENT_BUCKETS) + 1), 0.0))
+                bounds = [f"{b:g}" for b in INCIDENT_BUCKETS] + ["+Inf"]
+                family.add_metric([severity.value], [(b, float(c)) for b, c in zip(bounds, counts, strict=True)],
+                                  total)
+            out.append(family)
+        return out
+
+
 @dataclass(frozen=True)
 class Family:
     """A metric family as Prometheus scrapes it: the exposed name (``_total`` on counters), its type,
@@ -250,6 +317,9 @@ def catalogue(registry: CollectorRegistry) -> list[Family]:
     for collector in list(registry._collector_to_names):  # prometheus_client keeps no public list
         if isinstance(collector, _Callback):
             found[collector._name] = Family(collector._name, "gauge", tuple(collector._labels), collector._doc)
+            continue
+        if isinstance(collector, _IncidentCollector):
+            found.update({name: Family(name, kind, labels, doc) for name, kind, labels, doc in collector.FAMILIES})
             continue
         names = tuple(collector._labelnames) if isinstance(collector, MetricWrapperBase) else ()
         for family in collector.collect():  # labels of the series that exist already (an Info's version)

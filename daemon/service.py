@@ -31,13 +31,15 @@ from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
 from daemon.healthcheck import LISTEN_FILE
 from daemon.http import HttpServer
-from daemon.metrics import Metrics
+from daemon.incidents.http import IncidentApi
+from daemon.metrics import IncidentStats, Metrics
 from daemon.runner import ScheduleRunner
 from daemon.scheduler import AuditScheduler
 from daemon.sources import SourceCache
 from daemon.spool import Spool
 from daemon.store import PostgresStore, StoreError, describe_store, open_store
 from daemon.store.embedded import EmbeddedSupervisor, start_embedded
+from daemon.store.incidents import IncidentBook
 from daemon.store.outbox import AlertOutbox
 from daemon.triggers import interval_of
 
@@ -78,9 +80,16 @@ class Daemon:
 
     def start(self) -> None:
         """Bind the HTTP port (raises OSError naming the address), load the schedules (raises
-        ScheduleError if invalid), open the store, start everything. Nothing runs before the bind."""
+        ScheduleError if invalid), open the store, start everything. Nothing runs before the bind.
+        A configured incident token must be readable (ArgusError names its variable or file)."""
+        settings = self.settings
+        if settings.incidents_writable:
+            settings.incident_token_value()
+        incidents = IncidentApi(book=lambda: IncidentBook(self.store), clock=self.clock,
+                                token=settings.incident_token_value if settings.incidents_writable else None,
+                                changed=self.queue_incident_notices)
         self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
-                               run=self.run_view)
+                               run=self.run_view, incidents=incidents)
         try:
             self._start()
         except BaseException:
@@ -159,10 +168,23 @@ class Daemon:
             return [({"state": "enabled"}, float(enabled)),
                     ({"state": "disabled"}, float(len(current.schedules) - enabled))]
 
+        def incident_stats() -> IncidentStats:
+            try:
+                return IncidentBook(self.store).stats()
+            except StoreError:
+                self.metrics.store_errors.labels("scrape").inc()
+                raise
+
         embedded = self.embedded
         self.metrics.daemon_gauges(open_findings=open_findings, next_runs=next_runs, schedules=schedules,
                                    spooled=lambda: len(self.spool),
-                                   embedded_up=(lambda: embedded.up) if embedded is not None else None)
+                                   embedded_up=(lambda: embedded.up) if embedded is not None else None,
+                                   incidents=incident_stats)
+
+    def queue_incident_notices(self) -> None:
+        """Queue reminders and the notices of status changes; wake the sender when there are any."""
+        if IncidentBook(self.store).queue(self.clock.now(), self.runner.alerts):
+            self.sender.wake.set()
 
     def _record_listen(self) -> None:
         """Where /healthz answers, for the container's HEALTHCHECK (``daemon.healthcheck``)."""
@@ -265,6 +287,10 @@ class Daemon:
 
     def _maintain(self, last_prune: float, last_sweep: float) -> None:
         self.runner.heartbeat()
+        try:
+            self.queue_incident_notices()
+        except StoreError:
+            self.metrics.store_errors.labels("incidents").inc()
         if time.monotonic() - last_sweep >= _SWEEP_EVERY_S and self.scheduler.schedules is not None:
             self.runner.record_lost_claims(self.scheduler.schedules)
         if len(self.spool) and not self.runner.drain():
@@ -274,6 +300,7 @@ class Daemon:
                 now = self.clock.now()
                 self.store.prune(now, self.settings.retention_days)
                 self.outbox.prune(now - timedelta(days=self.settings.retention_days))
+                IncidentBook(self.store).prune(now - timedelta(days=self.settings.retention_days))
             except StoreError:
                 self.metrics.store_errors.labels("prune").inc()
 

@@ -1,6 +1,7 @@
 """How each channel wants an alert: the exact HTTP request for Slack, a JSON webhook and Alertmanager.
 
-Pure functions, an alert in and an ``httpx.Request`` out, so the payloads are tested byte for byte.
+Pure functions, an alert (or an incident notice, see ``incident_channels``) in and an
+``httpx.Request`` out, so the payloads are tested byte for byte.
 
 Generic webhook (documented in the README): ``POST`` of the ``Alert`` JSON with headers
 ``Idempotency-Key`` and ``X-Argus-Dedup-Key`` (the alert's dedup key, the same on every retry),
@@ -20,7 +21,8 @@ import httpx
 
 from agent.secrets import SECRETS
 from config.alerts import Channel
-from daemon.alerts.models import Alert
+from daemon.alerts.incident_channels import incident_alertmanager_payload, incident_slack_payload
+from daemon.alerts.models import Alert, Notification
 
 __all__ = ["alertmanager_payload", "build_request", "sign", "slack_payload", "webhook_body"]
 
@@ -30,11 +32,13 @@ _EVIDENCE_MAX = 2500  # Slack section texts stop at 3,000 characters
 _USER_AGENT = "argus-alerts/1"
 
 
-def build_request(channel: Channel, alert: Alert, *, url: str, secret: bytes | None, now: datetime) -> httpx.Request:
+def build_request(channel: Channel, alert: Notification, *, url: str, secret: bytes | None,
+                  now: datetime) -> httpx.Request:
     headers = {"Content-Type": "application/json", "User-Agent": _USER_AGENT,
                "Idempotency-Key": alert.dedup_key, "X-Argus-Dedup-Key": alert.dedup_key}
+    ends_after = timedelta(seconds=channel.ends_after_s)
     if channel.type == "slack":
-        body = _dumps(slack_payload(alert))
+        body = _dumps(slack_payload(alert) if isinstance(alert, Alert) else incident_slack_payload(alert))
     elif channel.type == "webhook":
         body = webhook_body(alert)
         stamp = str(int(now.timestamp()))
@@ -42,7 +46,8 @@ def build_request(channel: Channel, alert: Alert, *, url: str, secret: bytes | N
         if secret is not None:
             headers["X-Argus-Signature"] = sign(secret, stamp, body)
     else:
-        body = _dumps(alertmanager_payload(alert, ends_after=timedelta(seconds=channel.ends_after_s)))
+        body = _dumps(alertmanager_payload(alert, ends_after=ends_after) if isinstance(alert, Alert)
+                      else incident_alertmanager_payload(alert, ends_after=ends_after))
         url = url.rstrip("/") + "/api/v2/alerts"
     return httpx.Request("POST", url, content=body, headers=headers)
 
@@ -51,7 +56,7 @@ def sign(secret: bytes, timestamp: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret, timestamp.encode() + b"." + body, hashlib.sha256).hexdigest()
 
 
-def webhook_body(alert: Alert) -> bytes:
+def webhook_body(alert: Notification) -> bytes:
     return _dumps(alert.model_dump(mode="json"))
 
 

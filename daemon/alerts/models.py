@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, TypeAdapter
 
 from agent.findings import Category, Severity
+from daemon.incidents.models import IncidentNotice
 
-__all__ = ["Alert", "AlertKind", "dedup_key"]
+__all__ = ["NOTIFICATION", "Alert", "AlertKind", "Notification", "dedup_key"]
 
 AlertKind = Literal["new_finding", "new_persistent", "failed_runs"]
 
@@ -55,3 +56,8 @@ class Alert(BaseModel):
     @property
     def where(self) -> str:
         return f"{self.database}.{self.collection}"
+
+
+# What the outbox holds and channels render: a per-finding or failing-schedule alert, or an incident notice.
+Notification = Annotated[Alert | IncidentNotice, Field(discriminator="kind")]
+NOTIFICATION: TypeAdapter[Alert | IncidentNotice] = TypeAdapter(Notification)

@@ -1,13 +1,18 @@
 """Which events of a stored run are worth an alert, and which channels get each one.
 
-Pure: a report with its diff in, alerts out. The store calls it inside the transaction that
-stores the run, so a run and its alerts are kept together or not at all.
+Pure: a report with its diff (and what it did to incidents) in, alerts out. The store calls it
+inside the transaction that stores the run, so a run and its alerts are kept together or not at
+all. With ``per: incident`` (the default) findings alert through their incident: a notice when it
+opens, escalates, reopens, resolves or waits unacknowledged; with ``per: finding``, each new
+finding and new persistent pattern alerts on its own. Failing schedules alert either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from uuid import UUID
 
 from agent.findings import Finding, Severity, severity_at_least
 from agent.history import DiffEntry
@@ -15,7 +20,10 @@ from agent.privacy import has_masked, mask_query
 from agent.report import AuditReport
 from config.alerts import AlertsConfig
 from config.schedules import ScheduleSet
-from daemon.alerts.models import Alert, AlertKind, dedup_key
+from daemon.alerts.models import Alert, AlertKind, Notification, dedup_key
+from daemon.incidents.models import Incident, IncidentEvent, NoticeKind
+from daemon.incidents.notices import build_notice
+from daemon.incidents.tracker import Change
 
 __all__ = ["AlertPolicy", "RoutedAlert"]
 
@@ -24,7 +32,7 @@ _ERROR_MAX = 300
 
 @dataclass(frozen=True)
 class RoutedAlert:
-    alert: Alert
+    alert: Notification
     channels: tuple[str, ...]
 
 
@@ -44,13 +52,28 @@ class AlertPolicy:
         """Consecutive failed runs that raise an alert (0: never); the store counts the streak."""
         return self.config.failed_runs if self.config.channels else 0
 
-    def alerts_for(self, report: AuditReport, *, failure_streak: int = 0) -> list[RoutedAlert]:
+    @property
+    def sends_incidents(self) -> bool:
+        """Incidents are the unit of alerting, and there is somewhere to send them."""
+        return self.config.per == "incident" and bool(self.config.channels)
+
+    def labels_of(self, schedule: str | None) -> dict[str, str]:
+        return dict(self.labels.get(schedule or "", {}))
+
+    def alerts_for(self, report: AuditReport, *, failure_streak: int = 0,
+                   incidents: Sequence[Change] = ()) -> list[RoutedAlert]:
         if not self.config.channels:
             return []
         labels = self.labels.get(report.schedule or "", {})
         out: list[RoutedAlert] = []
         findings = {f.id: f for f in report.findings}
-        for entry in report.diff.entries if report.diff else []:
+        if self.sends_incidents:
+            for change in incidents:
+                for event in change.events:
+                    if event.notice is not None:
+                        out += self._incident(change.incident, event.notice, seq=event.id, now=report.finished_at,
+                                              run_id=report.run_id, changes=change.changes)
+        for entry in report.diff.entries if report.diff and self.config.per == "finding" else []:
             finding = findings.get(entry.finding_id) if entry.finding_id else None
             if finding is None:
                 continue
@@ -69,6 +92,48 @@ class AlertPolicy:
             if channels:
                 out.append(RoutedAlert(self._failure_alert(report, failure_streak, labels), channels))
         return out
+
+    # --- incidents -----------------------------------------------------------------------------
+
+    def incident_alerts(self, pending: Iterable[tuple[IncidentEvent, Incident]]) -> list[RoutedAlert]:
+        """Notices of events recorded outside a run (status changes by people, reminders), dated when
+        they happened."""
+        if not self.sends_incidents:
+            return []
+        out: list[RoutedAlert] = []
+        for event, incident in pending:
+            if event.notice is not None:
+                by = (event.owner or "someone") if event.source in ("cli", "http") else None
+                out += self._incident(incident, event.notice, seq=event.id, now=event.at, run_id=event.run_id, by=by)
+        return out
+
+    def refresh_every(self) -> timedelta | None:
+        """How often an active incident is sent to Alertmanager again so that its alert does not
+        lapse (half the shortest ``ends_after_s``); None without Alertmanager channels."""
+        spans = [c.ends_after_s for c in self.config.channels.values() if c.type == "alertmanager"]
+        return timedelta(seconds=min(spans) / 2) if spans and self.sends_incidents else None
+
+    def incident_refreshes(self, due: Iterable[tuple[Incident, int]], *, now: datetime) -> list[RoutedAlert]:
+        out: list[RoutedAlert] = []
+        for incident, n in due:
+            out += self._incident(incident, "incident_refresh", seq=n, now=now)
+        return out
+
+    def _incident(self, incident: Incident, kind: NoticeKind, *, seq: int, now: datetime,
+                  run_id: UUID | None = None, changes: list[str] | None = None,
+                  by: str | None = None) -> list[RoutedAlert]:
+        labels = incident.labels or self.labels_of(incident.schedule)
+        chosen: list[str] = []
+        for route in self.config.effective_routes():
+            if route.matches(labels) and severity_at_least(incident.severity,
+                                                             route.min_severity or self.config.min_severity):
+                chosen.extend(c for c in route.channels if c not in chosen and (
+                    kind != "incident_refresh" or self.config.channels[c].type == "alertmanager"))
+        if not chosen:
+            return []
+        notice = build_notice(incident.model_copy(update={"labels": labels}), kind, seq=seq, occurred_at=now,
+                              base_url=self.config.base_url, run_id=run_id, changes=changes, by=by)
+        return [RoutedAlert(notice, tuple(chosen))]
 
     # --- routing -------------------------------------------------------------------------------
 

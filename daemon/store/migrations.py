@@ -203,6 +203,84 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     alter table labels drop constraint labels_verdict_check;
     alter table labels add constraint labels_verdict_check check (verdict in ('tp', 'fp', 'expected'));
     """),
+    (11, "incidents: findings grouped per collection, their status, owner and history", """
+    -- One row per incident. Incidents outlive the runs they came from: no foreign keys to runs.
+    create table incidents (
+        id bigserial primary key,
+        connection text not null,
+        database text not null,
+        collection text not null,
+        grouping text not null check (grouping in ('collection', 'category', 'pattern')),
+        group_key text not null,           -- '' per collection, else the category or the pattern's fingerprint
+        status text not null check (status in ('open', 'acknowledged', 'resolved', 'expected', 'false_positive')),
+        severity text not null,            -- the highest severity any of its findings had
+        notified_severity text not null,   -- the severity its last opening or escalation was sent at
+        owner text,
+        note text,
+        schedule text,
+        labels jsonb not null default '{}',  -- the schedule's labels when it opened: routing stays stable
+        opened_at timestamptz not null,
+        open_since timestamptz not null,   -- when it last became open (opened or reopened)
+        opened_run uuid not null,
+        last_run uuid not null,
+        last_seen_at timestamptz not null,
+        updated_at timestamptz not null,
+        acknowledged_at timestamptz,
+        resolved_at timestamptz,
+        clean_runs integer not null default 0,
+        reopened integer not null default 0,
+        reminders integer not null default 0,
+        reminded_at timestamptz,
+        refreshes integer not null default 0,
+        refreshed_at timestamptz
+    );
+    create index incidents_by_group on incidents (connection, database, collection, grouping, group_key, id desc);
+    create index incidents_by_status on incidents (status, severity);
+
+    create table incident_findings (
+        incident_id bigint not null references incidents (id) on delete cascade,
+        fingerprint text not null,
+        field text not null,
+        category text not null,
+        severity text not null,
+        state text not null check (state in ('active', 'resolved')),
+        affected_count bigint not null,
+        affected_pct double precision not null,
+        notified_pct double precision not null,  -- share when its incident was last sent (or when it joined)
+        collection_size bigint not null,
+        evidence_query jsonb not null,           -- masked by its run's privacy mode
+        evidence_redacted boolean not null,
+        first_run uuid not null,
+        last_run uuid not null,
+        last_finding uuid not null,              -- the finding in last_run, for labels
+        first_seen_at timestamptz not null,
+        last_seen_at timestamptz not null,
+        resolved_at timestamptz,
+        primary key (incident_id, fingerprint)
+    );
+    create index incident_findings_by_fingerprint on incident_findings (fingerprint);
+
+    create table incident_events (
+        id bigserial primary key,
+        incident_id bigint not null references incidents (id) on delete cascade,
+        at timestamptz not null,
+        kind text not null,
+        status text not null,                    -- the incident's status after the event
+        owner text,
+        note text,
+        run_id uuid,
+        source text not null,                    -- run, cli, http or daemon
+        detail text not null default '',
+        notice text,                             -- the notification this event sends, if any
+        notice_queued boolean not null default false  -- in the outbox (or nothing to send): never again
+    );
+    create index incident_events_by_incident on incident_events (incident_id, id);
+    create index incident_events_unqueued on incident_events (id) where notice is not null and not notice_queued;
+
+    -- Incident notices share the outbox; a reminder belongs to no run.
+    alter table alert_outbox alter column run_id drop not null;
+    alter table alert_outbox add column incident_id bigint;
+    """),
 ]
 
 

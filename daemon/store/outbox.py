@@ -18,7 +18,7 @@ import psycopg
 import structlog
 from psycopg.types.json import Jsonb
 
-from daemon.alerts.models import Alert
+from daemon.alerts.models import NOTIFICATION, Alert, Notification
 from daemon.alerts.policy import RoutedAlert
 from daemon.store.errors import NotFound
 
@@ -42,7 +42,7 @@ class OutboxRow:
     id: int
     channel: str
     attempts: int
-    alert: Alert
+    alert: Notification
 
 
 @dataclass(frozen=True)
@@ -64,23 +64,35 @@ class Mute:
         return " ".join(parts)
 
 
+def _matched_by_mutes(alert: Notification) -> tuple[str | None, str | None]:
+    """(fingerprint, category) a mute may match: an incident grouped per pattern has both, one grouped
+    per category its category; one per collection is matched by connection and collection alone."""
+    if isinstance(alert, Alert):
+        return alert.fingerprint, alert.category.value if alert.category else None
+    incident = alert.incident
+    if incident.grouping == "pattern":
+        return incident.group_key, incident.findings[0].category.value if incident.findings else None
+    return None, incident.group_key if incident.grouping == "category" else None
+
+
 def enqueue(conn: psycopg.Connection[Any], routed: Iterable[RoutedAlert], now: datetime) -> int:
     """Queue each alert for each of its channels (muted ones as ``muted``); return how many are pending."""
-    rows = [(r.alert.dedup_key, channel, r.alert.kind, r.alert.run_id, r.alert.fingerprint, r.alert.connection,
-             r.alert.database, r.alert.collection, r.alert.category.value if r.alert.category else None,
+    rows = [(r.alert.dedup_key, channel, r.alert.kind, r.alert.run_id, *_matched_by_mutes(r.alert),
+             r.alert.connection, r.alert.database, r.alert.collection,
+             None if isinstance(r.alert, Alert) else r.alert.incident.id,
              Jsonb(r.alert.model_dump(mode="json")), now, now)
             for r in routed for channel in r.channels]
     if not rows:
         return 0
     with conn.cursor() as cur:
         cur.executemany(
-            """insert into alert_outbox (dedup_key, channel, kind, run_id, fingerprint, connection, database,
-                   collection, category, alert, next_attempt_at, created_at)
-               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
+            """insert into alert_outbox (dedup_key, channel, kind, run_id, fingerprint, category, connection,
+                   database, collection, incident_id, alert, next_attempt_at, created_at)
+               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
                on conflict (dedup_key, channel) do nothing""", rows)
         cur.execute(f"""update alert_outbox o set status = 'muted' where o.status = 'pending'
-                            and o.run_id = %(run)s and o.created_at = %(now)s and {_MUTED}""",
-                    {"now": now, "run": rows[0][3]})
+                            and o.dedup_key = any(%(keys)s) and o.created_at = %(now)s and {_MUTED}""",
+                    {"now": now, "keys": sorted({r[0] for r in rows})})
         muted = cur.rowcount
     return len(rows) - muted
 
@@ -107,7 +119,7 @@ class AlertOutbox:
                                 order by id limit %(limit)s for update skip locked)
                    returning id, channel, attempts, alert""",
                 {"now": now, "until": now + lease, "limit": limit}).fetchall()
-        return [OutboxRow(r[0], r[1], r[2], Alert.model_validate(r[3])) for r in sorted(rows)]
+        return [OutboxRow(r[0], r[1], r[2], NOTIFICATION.validate_python(r[3])) for r in sorted(rows)]
 
     def delivered(self, row_id: int, now: datetime) -> None:
         self._update(row_id, "status = 'delivered', delivered_at = %(now)s, attempts = attempts + 1, "

@@ -39,7 +39,10 @@ from agent.history import (
 from agent.report import AuditReport
 from daemon.alerts.policy import AlertPolicy
 from daemon.diff import diff_report
+from daemon.incidents.models import IncidentNotice
+from daemon.incidents.tracker import Change
 from daemon.store.errors import NotFound, StoreError, StoreUnavailable
+from daemon.store.incidents import record_incidents, refreshed
 from daemon.store.migrations import migrate
 from daemon.store.outbox import enqueue
 
@@ -289,7 +292,9 @@ class PostgresStore:
                     now: datetime | None = None, baseline_runs: int = 10) -> AuditReport:
         """Store ``report`` in one transaction and return it with its diff attached. With an alert
         ``policy``, the alerts it asks for go into the outbox in the same transaction. A pattern's
-        growth is also measured against its smallest share in the last ``baseline_runs`` successful runs."""
+        growth is also measured against its smallest share in the last ``baseline_runs`` successful runs.
+        The run updates its collection's incidents in the same transaction (grouped as the policy's
+        ``alerts.incidents`` says, or by default)."""
         ref = CollectionRef(report.connection, report.database, report.collection)
         log.info("report_storing", run_id=str(report.run_id), collection=str(ref), findings=len(report.findings))
         with self._conn() as conn, conn.transaction():
@@ -310,7 +315,8 @@ class PostgresStore:
                 newly_persistent=frozenset(newly), suppressed=self._false_positives(conn, ref),
                 baseline=self._smallest_shares(conn, ref, report.started_at, baseline_runs))})
             self._insert(conn, report)
-            queued = self._queue_alerts(conn, report, alerts, now or report.finished_at) if alerts else 0
+            incidents = record_incidents(conn, report, policy=alerts, growth_factor=growth_factor)
+            queued = self._queue_alerts(conn, report, alerts, now or report.finished_at, incidents) if alerts else 0
         log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome,
                  alerts=queued)
         return report
@@ -365,7 +371,8 @@ class PostgresStore:
                   Jsonb([r.model_dump() for r in e.rules])) for i, e in enumerate(report.evaluations)])
 
     @staticmethod
-    def _queue_alerts(conn: psycopg.Connection[Any], report: AuditReport, policy: AlertPolicy, now: datetime) -> int:
+    def _queue_alerts(conn: psycopg.Connection[Any], report: AuditReport, policy: AlertPolicy, now: datetime,
+                      incidents: list[Change]) -> int:
         streak = 0
         if report.outcome == "failed" and report.schedule and policy.failed_runs:
             outcomes = conn.execute("select outcome from runs where schedule = %s order by started_at desc limit %s",
@@ -374,7 +381,9 @@ class PostgresStore:
                 if outcome != "failed":
                     break
                 streak += 1
-        return enqueue(conn, policy.alerts_for(report, failure_streak=streak), now)
+        routed = policy.alerts_for(report, failure_streak=streak, incidents=incidents)
+        refreshed(conn, [r.alert.incident.id for r in routed if isinstance(r.alert, IncidentNotice)], now)
+        return enqueue(conn, routed, now)
 
     @staticmethod
     def _fp(report: AuditReport, field: str, category: Category) -> str:

@@ -217,6 +217,7 @@ def test_alerts_show_the_pattern_fingerprint(pg_dsn: str, tmp_path: Path) -> Non
         connections:
           files: {files: {customers: customers.jsonl}}
         alerts:
+          per: finding                     # one alert per pattern: each lists its fingerprint
           min_severity: low
           channels: {hook: {type: webhook, url_env: TEST_HOOK_URL}}
         schedules:

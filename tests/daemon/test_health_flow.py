@@ -68,7 +68,8 @@ def test_thirty_days_raise_each_anomaly_once_and_nothing_on_ordinary_days(store:
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TEST_HOOK_URL", f"{receiver.url}/hook")
     config = AlertsConfig.model_validate({"channels": {"hook": {"type": "webhook", "url_env": "TEST_HOOK_URL"}},
-                                          "routes": [{"channels": ["hook"], "min_severity": "medium"}]})
+                                          "routes": [{"channels": ["hook"], "min_severity": "medium"}],
+                                          "per": "finding"})  # each anomaly's own alert, as it is counted below
     policy = AlertPolicy(config, {SCHEDULE: {}})
     clock = ManualClock(MONDAY)
     sender = AlertSender(outbox=AlertOutbox(store), config=lambda: config, client=httpx.Client(), metrics=Metrics(),

@@ -119,3 +119,18 @@ def test_request_units_and_passes_per_day_per_schedule(dashboard: dict[str, Any]
     [cost] = _find(dashboard, "argus_db_passes_total")
     assert {m for e in _exprs(cost) for m in metric_names(e)} == {
         "argus_db_passes_total", "argus_db_documents_examined_total", "argus_db_throttled_total"}
+
+
+def test_an_incidents_row_shows_incidents_now_their_age_and_how_fast_they_are_handled(
+        dashboard: dict[str, Any]) -> None:
+    rows = [p for p in dashboard["panels"] if p["type"] == "row"]
+    row = next(r for r in rows if r["title"] == "Incidents")
+    below = [p for p in dashboard["panels"] if p["type"] != "row" and p["gridPos"]["y"] == row["gridPos"]["y"] + 1]
+    assert [p["title"] for p in below] == ["Open and acknowledged incidents", "Oldest unacknowledged incident",
+                                           "Time to acknowledge and to resolve"]
+    read = {m for p in below for e in _exprs(p) for m in metric_names(e)}
+    assert read == {"argus_incidents", "argus_incident_oldest_open_timestamp_seconds",
+                    "argus_incident_time_to_acknowledge_seconds_bucket",
+                    "argus_incident_time_to_resolve_seconds_bucket"}
+    assert all("max by" in e or "min by" in e for p in below for e in _exprs(p)), "replicas report the same numbers"
+    assert below[1]["fieldConfig"]["defaults"]["unit"] == below[2]["fieldConfig"]["defaults"]["unit"] == "s"

@@ -191,6 +191,21 @@ def test_the_core_dashboard_queries_return_data(prometheus: Prometheus) -> None:
     assert {json.loads(k)["collection"]: v for k, v in documents.items()} == {"orders": 2000, "customers": 1500}
 
 
+def test_the_incidents_row_shows_the_demo_collections_incidents(prometheus: Prometheus) -> None:
+    by_panel: dict[str, list[str]] = {}
+    for q in dashboard_queries(VARIABLES, **WINDOWS):
+        by_panel.setdefault(q.where.rsplit(" target ", 1)[0].removeprefix("panel "), []).append(q.expr)
+    prometheus.wait_until("incidents scraped", lambda: prometheus.values(
+        by_panel["'Open and acknowledged incidents'"][0]))
+    now = prometheus.values(by_panel["'Open and acknowledged incidents'"][0])
+    assert {(json.loads(k)["status"], json.loads(k)["severity"]) for k, v in now.items() if v} == {("open", "high")}
+    assert sum(now.values()) == 2, "one incident per demo collection, each opened by its first run"
+    ages = _by(prometheus.values(by_panel["'Oldest unacknowledged incident'"][0]), "severity")
+    assert set(ages) == {"high"} and 0 <= ages["high"] < 600
+    quantiles = [prometheus.query(e) for e in by_panel["'Time to acknowledge and to resolve'"]]
+    assert all(q["status"] == "success" for q in quantiles), "nobody acknowledged yet: no value, but no error"
+
+
 def test_the_schedule_interval_reaches_prometheus(prometheus: Prometheus) -> None:
     assert _by(prometheus.values("argus_schedule_interval_seconds"), "schedule") == dict.fromkeys(SCHEDULES, 4.0)
 

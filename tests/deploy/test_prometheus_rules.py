@@ -20,11 +20,14 @@ def _run(*argv: str) -> subprocess.CompletedProcess[str]:
 def test_the_rules_cover_what_ops_asked_for() -> None:
     alerts = {r["alert"]: r for g in yaml.safe_load(RULES.read_text())["groups"] for r in g["rules"] if "alert" in r}
     assert set(alerts) == {"ArgusScheduleNotSucceeding", "ArgusFailureRateRising", "ArgusScheduleReloadFailing",
-                           "ArgusLLMSpendOverBudget", "ArgusLLMTokensOverBudget", "ArgusCollectionStale"}
+                           "ArgusLLMSpendOverBudget", "ArgusLLMTokensOverBudget", "ArgusCollectionStale",
+                           "ArgusIncidentUnacknowledged"}
     assert "3 * max by (connection, database, collection) (argus_collection_usual_age_seconds)" in \
         alerts["ArgusCollectionStale"]["expr"]
     assert "2 * max by (schedule) (argus_schedule_interval_seconds)" in alerts["ArgusScheduleNotSucceeding"]["expr"]
     assert "argus_schedule_reload_errors_total" in alerts["ArgusScheduleReloadFailing"]["expr"]
+    assert 'argus_incident_oldest_open_timestamp_seconds{severity=~"high|critical"}' in \
+        alerts["ArgusIncidentUnacknowledged"]["expr"]
     assert all(r["labels"]["severity"] and r["annotations"]["summary"] for r in alerts.values())
 
 
@@ -41,7 +44,7 @@ def test_every_alert_has_a_unit_test_that_fires_and_one_that_does_not() -> None:
 def test_promtool_accepts_the_rules() -> None:
     result = _run(require_binary("promtool"), "check", "rules", str(RULES))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 11 rules found" in result.stdout
+    assert "SUCCESS: 12 rules found" in result.stdout
 
 
 def test_the_rule_unit_tests_pass() -> None:
@@ -60,10 +63,19 @@ def test_the_rule_unit_tests_can_fail(tmp_path: Path) -> None:
     assert result.returncode != 0 and "ArgusScheduleNotSucceeding" in result.stdout + result.stderr
 
 
+def test_the_incident_rule_tests_can_fail(tmp_path: Path) -> None:
+    """An hour later than the rule says, the firing case must fail."""
+    promtool = require_binary("promtool")
+    (tmp_path / RULES.name).write_text(RULES.read_text().replace("> 4 * 3600", "> 5 * 3600"))
+    (tmp_path / RULES_TEST.name).write_text(RULES_TEST.read_text())
+    result = _run(promtool, "test", "rules", str(tmp_path / RULES_TEST.name))
+    assert result.returncode != 0 and "ArgusIncidentUnacknowledged" in result.stdout + result.stderr
+
+
 def test_the_compose_prometheus_config_is_valid_and_loads_the_rules() -> None:
     result = _run(require_binary("promtool"), "check", "config", str(ROOT / "deploy/prometheus/prometheus.yml"))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "SUCCESS: 11 rules found" in result.stdout
+    assert "SUCCESS: 12 rules found" in result.stdout
 
 
 def test_the_alertmanager_config_is_valid() -> None:

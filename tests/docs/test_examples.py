@@ -18,7 +18,8 @@ How blocks are handled (docs/development.md says the same for whoever writes a p
   ``--fail-on``, as documented), and never print a traceback or "internal error".
 - ```` ```yaml ````: parsed; a schedules file (its top-level keys are schedules.yaml's) is loaded
   by ``load_schedules``, a block without ``schedules:`` given ``schedules: []``.
-- ```` ```json ````: parsed; ``<!-- docs-test: alert -->`` also validates it as an alert payload.
+- ```` ```json ````: parsed; ``<!-- docs-test: alert -->`` also validates it as an alert payload,
+  ``<!-- docs-test: incident-notice -->`` as an incident's notice.
 - ``<!-- docs-test: mongodb-uri -->``: checked as a MongoDB connection string.
 - Blocks inside a generated part are checked by tests/docs/test_generated.py; any other block
   must be one of the above, or the test names it.
@@ -45,6 +46,7 @@ import yaml
 from config.schedules import ScheduleError, _File, load_schedules
 from config.settings import check_mongodb_uri
 from daemon.alerts.models import Alert
+from daemon.incidents.models import Incident, IncidentNotice
 from daemon.store.embedded import EmbeddedDatabase, start_embedded
 from tests.daemon.process import free_port
 from tests.docs.pages import ROOT, Block, blocks, reading_order, where
@@ -243,6 +245,10 @@ def test_json_blocks_parse_and_alert_payloads_are_alerts(block: Block) -> None:
     if block.mark == "alert":
         assert set(data) == set(Alert.model_fields), f"{block.where}: the payload's keys differ from an alert's"
         Alert.model_validate(data)
+    if block.mark == "incident-notice":
+        assert set(data) == set(IncidentNotice.model_fields), f"{block.where}: the keys differ from a notice's"
+        assert set(data["incident"]) == set(Incident.model_fields), f"{block.where}: the incident's keys differ"
+        IncidentNotice.model_validate(data)
 
 
 @pytest.mark.parametrize("block", [b for b in _all_blocks() if b.mark == "mongodb-uri"], ids=lambda b: b.where)

@@ -40,6 +40,7 @@ MONGO = {
 }
 BAD_DSN = "postgres:/argus:Pg-SECRET12@db.example.internal/argus"
 HOOK_SECRET = "Hmac-SECRET10"
+INCIDENT_TOKEN = "Incident-SECRET13-0123456789"
 MARKER = re.compile(r"SECRET\d+|Secret==|LOCALKEY")
 
 
@@ -144,6 +145,7 @@ def test_no_secret_in_any_output_of_the_cli_daemon_store_alerts_and_llm(people: 
                ARGUS_TEST_KEY_DOTS=KEY_DOTS, ARGUS_TEST_KEY_SHORT=KEY_SHORT, ARGUS_TEST_HOOK_SECRET=HOOK_SECRET,
                ARGUS_TEST_HOOK_URL=f"{receiver.url}/hook/Hook-SECRET7",
                ARGUS_TEST_SLACK_URL=f"{receiver.url}/slack/Slack-SECRET8",
+               ARGUS_INCIDENT_TOKEN=INCIDENT_TOKEN,
                **{f"ARGUS_TEST_URI_{name.upper()}": uri for name, uri in MONGO.items()})
     leaks: list[str] = []
     try:
@@ -172,7 +174,8 @@ def test_no_secret_in_any_output_of_the_cli_daemon_store_alerts_and_llm(people: 
             errors = {s["name"]: s["last_run"]["error"] for s in status["schedules"]}
             assert all(errors[name] for name in MONGO), errors
             assert "is not a valid MongoDB URI" in errors["slash_in_password"]
-            pages = [daemon.get(p)[1] for p in ("/status", "/metrics", "/readyz")]
+            pages = [daemon.get(p)[1] for p in ("/status", "/metrics", "/readyz", "/incidents?status=all")]
+            pages += [_post(daemon, "/incidents/1/ack", token) for token in (INCIDENT_TOKEN, "wrong-SECRET14-token")]
             pages += [daemon.get(f"/runs/{s['last_run']['run_id']}")[1] for s in status["schedules"]]
             leaks += [leak for page in pages for leak in _leaks("daemon http", page)]
             # the endpoint's 401 reached the report (a note or the error), with the key masked
@@ -195,6 +198,19 @@ def test_no_secret_in_any_output_of_the_cli_daemon_store_alerts_and_llm(people: 
         receiver.stop()
     assert len(server.requests) >= 3  # the key really went out, and came back in a 401
     assert leaks == []
+
+
+def _post(daemon: DaemonProcess, path: str, token: str) -> str:
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(f"http://127.0.0.1:{daemon.port}{path}", data=b"{}", method="POST",
+                                     headers={"Authorization": f"Bearer {token}"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as resp:
+            return str(resp.read().decode())
+    except urllib.error.HTTPError as exc:
+        return str(exc.read().decode())
 
 
 def _line(path: Path, name: str) -> int:

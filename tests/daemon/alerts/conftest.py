@@ -79,6 +79,8 @@ class Alerting:
 
 @pytest.fixture
 def alerting(store: PostgresStore, receiver: Receiver) -> Alerting:
-    config = AlertsConfig.model_validate({"base_url": "https://argus.example.com/", "channels": channels(receiver)})
+    """Alerts per finding, as before incidents (``per: finding``); tests/daemon/incidents use the default."""
+    config = AlertsConfig.model_validate({"base_url": "https://argus.example.com/", "per": "finding",
+                                          "channels": channels(receiver)})
     return Alerting(store, config, ManualClock(T0 + timedelta(hours=1)), Metrics(),
                     {SCHEDULE: {"team": "shop", "tier": "1"}})

@@ -49,7 +49,8 @@ def test_argus_run_delivers_its_alerts_before_exiting(pg_dsn: str, tmp_path: Pat
     env = {"ARGUS_DATABASE_URL": pg_dsn, "ARGUS_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200"}
     result = runner.invoke(app, ["run", "demo-orders", "--schedules", str(path)], env=env)
     assert result.exit_code == 1, result.output  # high findings and fail_on high
-    assert "alerts: 2 delivered, 0 waiting in the outbox" in result.stderr
-    assert len(receiver.at("/api/v2/alerts")) == 2
+    assert "alerts: 1 delivered, 0 waiting in the outbox" in result.stderr  # one incident for its three findings
+    [posted] = receiver.at("/api/v2/alerts")
+    assert posted.json()[0]["labels"]["alertname"] == "ArgusIncident"
     listed = runner.invoke(app, ["alerts"], env=env)
-    assert listed.stdout.count("delivered") == 2
+    assert listed.stdout.count("delivered") == 1 and "incident_opened" in listed.stdout
