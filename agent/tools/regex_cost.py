@@ -1,10 +1,11 @@
 """Which regular expressions may run: a static cost check for patterns a planner sends.
 
-A backtracking engine (MongoDB's PCRE, Python's ``re`` behind the in-memory engine) takes
+A backtracking engine (MongoDB's PCRE, the ``regex`` module behind the in-process engine) takes
 exponential time when one text can be matched by a repeated part in many ways, and polynomial time
-when several repeats over the same characters can share a text between them. A server bounds a
-query with ``maxTimeMS``; a regex inside Python's ``re`` cannot be interrupted at all. So these
-shapes are refused before a pattern is sent, on every engine:
+when several repeats over the same characters can share a text between them. A server checks
+``maxTimeMS`` between documents, not inside one PCRE match, so one value can hold a query far past
+its limit (the in-process engine's ``regex`` runs under a timeout, but the same pattern would reach
+a server on the next audit). So these shapes are refused before a pattern is sent, on every engine:
 
 - nested quantifiers: ``^(a+)+$``, ``(\\w+\\s?)*``;
 - a repeated part that can match nothing: ``^(?:a?){28}a{28}$``;
@@ -17,9 +18,10 @@ shapes are refused before a pattern is sent, on every engine:
   the match can still fail).
 
 The pattern is judged as the server's engine reads it (``regex_syntax``: every alternative as
-written, characters as exact sets), not as Python compiles it: Python folds ``a|[ab]`` into
-``[ab]`` and runs it in linear time, PCRE does not. Python's parser still decides validity, since
-the in-memory engine runs Python's ``re``: what it refuses is refused on every engine.
+written, characters as exact sets at the widest reading of any engine), not as Python compiles
+it: Python folds ``a|[ab]`` into ``[ab]`` and runs it in linear time, PCRE does not. Python's parser
+still decides validity: what it refuses is refused on every engine, and so is a POSIX class
+(``[[:digit:]]``), which Python and PCRE read as different patterns.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from functools import lru_cache
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import TypeVar
 
-from agent.tools.regex_syntax import Alt, Assertion, Chars, CharSet, Node, Repeat, Seq, intersects, parse
+from agent.tools.regex_syntax import Alt, Assertion, Chars, CharSet, Node, Repeat, Seq, intersects, parse, posix_class
 
 __all__ = ["MAX_PATTERN_LENGTH", "regex_problem"]
 
@@ -56,6 +58,8 @@ POLYNOMIAL = ("it has quantifiers over the same characters with only those chara
 CHOICES = ("it can match one text in thousands of ways (like a?a?a?…a, or (a|a)(a|a)…), which takes exponential "
            "time; write each part so that it matches a text one way only (like a{0,30})")
 TOO_COMPLEX = "it is too complex to judge how long it runs; write it shorter"
+POSIX = ("it has a POSIX class ({}), which MongoDB reads as a class and Python as the characters in it; write the "
+         "characters out (like [0-9] for [:digit:], [a-zA-Z] for [:alpha:])")
 
 
 class _Costly(Exception):
@@ -80,6 +84,9 @@ def regex_problem(pattern: str, flags: int = 0) -> str | None:
     Cached: a planner sends the same few patterns again and again."""
     if len(pattern) > MAX_PATTERN_LENGTH:
         return f"the pattern is longer than {MAX_PATTERN_LENGTH} characters"
+    posix = posix_class(pattern)  # before Python's parser, which warns of a nested set on stderr
+    if posix is not None:
+        return POSIX.format(posix)
     try:
         sre_parse.parse(pattern, flags)
     except (re.error, OverflowError, RecursionError, ValueError) as exc:

@@ -4,8 +4,17 @@ Python's own parser rewrites a pattern before anyone sees it: ``a|[ab]`` becomes
 ``[ab]`` and ``ab|ac`` becomes ``a(?:b|c)``. MongoDB's engine (PCRE) does neither, so ``^(a|[ab])+$``
 that Python runs in linear time backtracks exponentially on the server. The cost check
 (``regex_cost``) therefore reads the pattern with this parser, which builds the tree as written:
-characters as exact sets of code points (``\\d``, ``\\w`` and ``\\s`` as their widest, Unicode,
-reading), groups, alternatives, repeats with their bounds, and zero-width assertions.
+characters as exact sets of code points, groups, alternatives, repeats with their bounds, and
+zero-width assertions.
+
+Where the engines read a character set differently, it takes the widest reading of any of them:
+PCRE (MongoDB, in UTF mode without UCP) reads ``\\d \\w \\s`` as ASCII classes, Python's ``re`` and
+the in-process engine's ``regex`` as Unicode ones, so ``\\d \\w \\s`` are the Unicode (and ``regex``'s)
+sets and ``\\D \\W \\S`` the complements of the ASCII ones (``\\W`` holds ``é`` on the server); a
+negated class ``[^...]`` is the complement of its members' narrowest reading; ``\\v`` is every
+vertical space, as PCRE reads it (Python: the one character VT). A POSIX class (``[[:digit:]]``),
+which PCRE reads as a class and Python as the characters ``[:digt`` and then ``]``, has no
+reading both share: ``posix_class`` finds it so the cost check can refuse it.
 
 It expects a pattern Python's ``re`` has already accepted (the guard refuses the others first), so
 it reports no syntax errors of its own: what it does not know it reads as the widest thing it
@@ -15,10 +24,12 @@ could be (a back-reference matches any text).
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["ANY", "Alt", "Assertion", "CharSet", "Chars", "Node", "Repeat", "Seq", "intersects", "parse"]
+__all__ = ["ANY", "Alt", "Assertion", "CharSet", "Chars", "Node", "Repeat", "Seq", "intersects", "parse",
+           "posix_class"]
 
 MAX_CODE_POINT = 0x10FFFF
 
@@ -99,10 +110,7 @@ def intersects(a: CharSet, b: CharSet) -> bool:
     return False
 
 
-@cache
-def _category(name: str) -> CharSet:
-    """``\\d``, ``\\w`` or ``\\s`` as Python reads them in a text pattern: a superset of PCRE's ASCII reading."""
-    test = {"d": str.isdecimal, "w": lambda c: c.isalnum() or c == "_", "s": str.isspace}[name]
+def _matching(test: Callable[[str], bool]) -> CharSet:
     found: list[tuple[int, int]] = []
     start: int | None = None
     for code in range(MAX_CODE_POINT + 1):
@@ -115,6 +123,57 @@ def _category(name: str) -> CharSet:
     if start is not None:
         found.append((start, MAX_CODE_POINT))
     return tuple(found)
+
+
+def _regex_word(ch: str) -> bool:
+    """``\\w`` as the ``regex`` module reads it (Unicode TR 18): letters, digits, marks, connectors."""
+    return ch.isalnum() or unicodedata.category(ch)[0] == "M" or unicodedata.category(ch) == "Pc" or \
+        ch in "\u200c\u200d"
+
+
+_ASCII: dict[str, CharSet] = {"d": ((48, 57),), "w": ((48, 57), (65, 90), (95, 95), (97, 122)),
+                              "s": ((9, 13), (32, 32))}
+_VERTICAL: CharSet = ((10, 13), (0x85, 0x85), (0x2028, 0x2029))  # PCRE's \v; Python's is VT (11) alone
+
+
+@cache
+def _category(name: str) -> CharSet:
+    """``\\d``, ``\\w`` or ``\\s`` at its widest: Unicode, as Python and ``regex`` read it in a text
+    pattern (PCRE's ASCII reading is a subset)."""
+    test = {"d": str.isdecimal, "w": lambda c: _regex_word(c) or c == "_", "s": str.isspace}[name]
+    return _normal([*_matching(test), *_ASCII[name]])
+
+
+def _readings(escape: str) -> tuple[CharSet, CharSet]:
+    """The widest and the narrowest set any engine reads a class escape (``dDwWsSv``) as."""
+    if escape == "v":
+        return _VERTICAL, ((11, 11),)
+    wide, narrow = _category(escape.lower()), _ASCII[escape.lower()]
+    return (wide, narrow) if escape.islower() else (_complement(narrow), _complement(wide))
+
+
+def posix_class(pattern: str) -> str | None:
+    """The first POSIX class (``[:digit:]``, also ``[.x.]`` and ``[=x=]``) inside a character class."""
+    at, in_class = 0, False
+    while at < len(pattern):
+        ch = pattern[at]
+        if ch == "\\":
+            at += 2
+            continue
+        if not in_class and ch == "[":
+            in_class = True
+            at += 1
+            at += pattern.startswith("^", at)
+            at += pattern.startswith("]", at)  # a "]" first in a class is a member
+            continue
+        if in_class and ch == "[" and pattern[at + 1:at + 2] in (":", ".", "="):
+            end = pattern.find(pattern[at + 1] + "]", at + 2)
+            if end >= 0:
+                return pattern[at:end + 2]
+        elif in_class and ch == "]":
+            in_class = False
+        at += 1
+    return None
 
 
 def _with_cases(chars: CharSet) -> CharSet:
@@ -133,8 +192,8 @@ def _with_cases(chars: CharSet) -> CharSet:
 
 # --- the parser -------------------------------------------------------------------------------
 
-_SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "v": 11, "\\": 92}
-_CATEGORY_ESCAPES = "dDwWsS"
+_SIMPLE_ESCAPES = {"a": 7, "b": 8, "f": 12, "n": 10, "r": 13, "t": 9, "\\": 92}
+_CATEGORY_ESCAPES = "dDwWsSv"
 _ASSERTION_ESCAPES = "AbBZ"
 _OCTAL = "01234567"
 _HEX = "0123456789abcdefABCDEF"
@@ -293,8 +352,7 @@ class _Parser:
         ch = self._peek()
         self.at += 1
         if ch in _CATEGORY_ESCAPES:
-            chars = _category(ch.lower())
-            return Chars(_complement(chars) if ch.isupper() else chars)
+            return Chars(_readings(ch)[0])
         if ch in _ASSERTION_ESCAPES:
             return Assertion()
         if ch.isdigit() and ch != "0":
@@ -340,30 +398,36 @@ class _Parser:
         negate = self._peek() == "^"
         if negate:
             self.at += 1
-        members: list[tuple[int, int]] = []
+        wide: list[tuple[int, int]] = []  # the members at their widest, and at their narrowest reading
+        narrow: list[tuple[int, int]] = []
         first = True
         while self.at < len(self.text) and (first or self.text[self.at] != "]"):
             first = False
             lo = self._class_item()
-            if isinstance(lo, tuple):
-                members.extend(lo)  # a category
+            if isinstance(lo, tuple):  # a class escape
+                wide.extend(lo[0])
+                narrow.extend(lo[1])
                 continue
             if self._peek() == "-" and self._peek(1) not in ("]", ""):
                 self.at += 1
                 hi = self._class_item()
-                if isinstance(hi, int) and isinstance(lo, int):
-                    members.append((lo, hi))
+                if isinstance(hi, int):
+                    wide.append((lo, hi))
+                    narrow.append((lo, hi))
                     continue
-                members.append((ord("-"), ord("-")))
-                members.extend(hi if isinstance(hi, tuple) else ((hi, hi),))
-            members.append((lo, lo))
+                for members in (wide, narrow):
+                    members.append((ord("-"), ord("-")))
+                wide.extend(hi[0])
+                narrow.extend(hi[1])
+            wide.append((lo, lo))
+            narrow.append((lo, lo))
         self.at += 1  # "]"
-        chars = _normal(members)
+        chars = _normal(narrow if negate else wide)
         if self.ignore_case:
             chars = _with_cases(chars)
         return _complement(chars) if negate else chars
 
-    def _class_item(self) -> int | CharSet:
+    def _class_item(self) -> int | tuple[CharSet, CharSet]:
         ch = self.text[self.at]
         self.at += 1
         if ch != "\\":
@@ -371,8 +435,7 @@ class _Parser:
         esc = self._peek()
         self.at += 1
         if esc in _CATEGORY_ESCAPES:
-            chars = _category(esc.lower())
-            return _complement(chars) if esc.isupper() else chars
+            return _readings(esc)
         return self._escaped_code(esc)
 
 

@@ -37,6 +37,10 @@ HOSTILE: dict[str, tuple[Any, str]] = {
     "NUL in a $regex": ({"$regex": "a\x00b"}, "holds a NUL character, which BSON cannot carry in a pattern"),
     "NUL in a $regularExpression": ({"$regularExpression": {"pattern": "a\x00b", "options": ""}},
                                     "holds a NUL character, which BSON cannot carry in a pattern"),
+    "pattern PCRE backtracks on": ({"$regularExpression": {"pattern": "^(\\d|[0-9])+$", "options": ""}},
+                                   "alternatives that overlap under a quantifier"),
+    "POSIX class": ({"$regularExpression": {"pattern": "^([[:digit:]]|1)+$", "options": ""}},
+                    "a POSIX class ([:digit:])"),
     "lone surrogate": ("\ud800", "not valid Unicode"),
     "lone surrogate in a key": ({"\udfff": 1}, "not valid Unicode"),
 }

@@ -34,6 +34,19 @@ SLOW: list[tuple[str, str, str]] = [
     (r"^.*a.*a.*a.*a.*a.*b$", "a" * 100 + "\nb", "take polynomial time"),
     ("^" + "a?" * 30 + "a{30}$", "a" * 30, "can match one text in thousands of ways"),
 ]
+# Escapes and classes PCRE reads wider than Python: \v is every vertical space (Python: the one
+# character VT), \W \S \D are the complements of ASCII classes (Python: of Unicode ones), and a
+# POSIX class [[:digit:]] is a class (Python: the characters "[:digt" and then "]").
+WIDER: list[tuple[str, str, str]] = [
+    (r"^(\v|\n)+$", "\n" * 25 + "x", "alternatives that overlap"),
+    (r"^([\v]|\r)+$", "\r" * 25 + "x", "alternatives that overlap"),
+    (r"^(\W|é)+$", "é" * 25 + "a", "alternatives that overlap"),
+    (r"^(\S|\xa0)+$", "\xa0" * 25 + " ", "alternatives that overlap"),
+    ("^(\\D|\u0663)+$", "\u0663" * 25 + "1", "alternatives that overlap"),  # ARABIC-INDIC DIGIT THREE
+    (r"^([^\w]|é)+$", "é" * 25 + "a", "alternatives that overlap"),
+    (r"^([[:digit:]]|1)+$", "1" * 25 + "x", "a POSIX class"),
+    (r"^([[:^alpha:]]|1)+$", "1" * 25 + "a", "a POSIX class"),
+]
 
 
 @needs_pcre
@@ -41,6 +54,15 @@ SLOW: list[tuple[str, str, str]] = [
 def test_a_pattern_pcre_backtracks_on_is_refused_before_it_reaches_the_wire(pattern: str, text: str,
                                                                             words: str) -> None:
     assert pcre.exceeds(pattern, text, 1_000_000)  # as the server runs it: a million steps on a few dozen characters
+    with pytest.raises(QueryRefused, match=re.escape(words)):
+        check_filter({"s": {"$regex": pattern}})
+
+
+@needs_pcre
+@pytest.mark.parametrize(("pattern", "text", "words"), WIDER, ids=[p for p, _, _ in WIDER])
+def test_an_escape_or_class_pcre_reads_wider_than_python_is_judged_at_its_widest(pattern: str, text: str,
+                                                                                 words: str) -> None:
+    assert pcre.exceeds(pattern, text, 1_000_000)
     with pytest.raises(QueryRefused, match=re.escape(words)):
         check_filter({"s": {"$regex": pattern}})
 
