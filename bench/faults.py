@@ -134,9 +134,11 @@ def _llm_scene(scene: Scene, replies: list[Any], *, docs: str, budget: str, name
 
 def _catastrophic_regex(scene: Scene) -> None:
     # A search the guard lets through (its cost is judged per starting position) that the engine's
-    # regex restarts at each of 60,000 blanks: minutes per value (the guard refuses ^.*a.*a.*b$ and ^(a+)+$).
+    # regex restarts at each of 60,000 blanks: half a minute per value (the guard refuses ^.*a.*a.*b$ and
+    # ^(a+)+$). Each value differs: the engine memoises a pattern's verdict per value within a read.
     _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "\\s+[xy]"}}, "limit": 0})],
-               docs="".join(f'{{"order_no": "O-{i}", "email": "{" " * 60_000}!"}}\n' for i in range(50)), budget="5s")
+               docs="".join(f'{{"order_no": "O-{i}", "email": "{" " * 60_000}!{i}"}}\n' for i in range(50)),
+               budget="5s")
 
 
 def _huge_unwind(scene: Scene) -> None:
@@ -161,6 +163,18 @@ def _hostile_answer(tool: str, arguments: Any) -> Callable[[Scene], None]:
     return lambda scene: _llm_scene(scene, [tool_reply(tool, arguments)], docs=_ORDERS, budget="30s")
 
 
+def _file_scene(docs: str) -> Callable[[Scene], None]:
+    """A file whose lines once ended the file audit (the daemon stored it as failed)."""
+    return lambda scene: _llm_scene(scene, [], docs=docs, budget="30s")
+
+
+# Every pattern that reached the wire though PCRE backtracks on it for minutes: the issue's eight, then
+# the classes PCRE reads wider than Python (\W, \S, \D, \v) and a POSIX class Python reads as characters.
+_PCRE_SLOW = [r"^(?:a?){28}a{28}$", r"^(ab?|b)+$", r"^(a[bc]?|b)*$", r"^(a|[ab])+$", r"^(\d|[0-9])+$",
+              r"^(\w|\d)+$", "^([\u0100-\u0102]|[\u0101-\u0103])+$", r"^.*a.*a.*a.*a.*a.*b$",
+              r"^(\W|é)+$", r"^(\S|\xa0)+$", "^(\\D|\u0663)+$", r"^(\v|\n)+$", r"^([[:digit:]]|1)+$"]
+_SNAN = ('{"_id": 99, "qty": {"$numberDecimal": "sNaN"}}\n{"_id": 100, "qty": {"$numberDecimal": "-sNaN"}}\n'
+         + _ORDERS)
 _NESTED_5000 = '{"filter": ' + '{"$and": [' * 5000 + '{"qty": 1}' + ']}' * 5000 + ', "limit": 0}'
 
 FAULTS: list[Fault] = [
@@ -175,9 +189,14 @@ FAULTS: list[Fault] = [
                                                                   "value_filter": {"$regex": "^S"}})),
     Fault("llm-integer-beyond-int64", _hostile_answer("run_query", {"filter": {"qty": 99999999999999999999999},
                                                                     "limit": 0})),
+    Fault("llm-integer-beyond-int64-in", _hostile_answer(
+        "run_query", {"filter": {"qty": {"$in": [1, 99999999999999999999999]}}, "limit": 0})),
     Fault("llm-nul-in-a-key", _hostile_answer("run_query", {"filter": {"sku": {"a\x00b": 1}}, "limit": 0})),
-    Fault("llm-regex-pcre-backtracks", _hostile_answer("run_query", {"filter": {"sku": {"$regex": "^(\\d|[0-9])+$"}},
-                                                                     "limit": 0})),
+    Fault("llm-nul-in-a-pattern", _hostile_answer(
+        "run_query", {"filter": {"sku": {"$regularExpression": {"pattern": "a\x00", "options": ""}}}, "limit": 0})),
+    *[Fault(f"llm-regex-pcre-{i}", _hostile_answer("run_query", {"filter": {"sku": {"$regex": pattern}}, "limit": 0}))
+      for i, pattern in enumerate(_PCRE_SLOW)],
+    Fault("file-snan-decimal", _file_scene(_SNAN)),
 ]
 # Model-endpoint faults (a server answering 500, 429 with Retry-After, a non-JSON 200, nothing at
 # all, one byte at a time) belong here too, as Fault(name, scene function) entries built on

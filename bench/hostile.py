@@ -112,7 +112,9 @@ def _answers() -> dict[str, Any]:
     with an exception, or sent a pattern to the server that PCRE takes minutes on."""
     big = 99999999999999999999999
     regexes = [r"^(?:a?){28}a{28}$", r"^(ab?|b)+$", r"^(a[bc]?|b)*$", r"^(a|[ab])+$", r"^(\d|[0-9])+$",
-               r"^(\w|\d)+$", "^([\u0100-\u0102]|[\u0101-\u0103])+$", r"^.*a.*a.*a.*a.*a.*b$"]
+               r"^(\w|\d)+$", "^([\u0100-\u0102]|[\u0101-\u0103])+$", r"^.*a.*a.*a.*a.*a.*b$",
+               # classes PCRE reads wider than Python (\W \S \D \v), and a POSIX class Python reads as characters
+               r"^(\W|é)+$", r"^(\S|\xa0)+$", "^(\\D|\u0663)+$", r"^(\v|\n)+$", r"^([[:digit:]]|1)+$"]
     answers: dict[str, Any] = {
         "integer_beyond_int64": ("run_query", {"filter": {"qty": big}, "limit": 0}),
         "integer_beyond_int64_in": ("run_query", {"filter": {"qty": {"$in": [1, big]}}, "limit": 0}),
@@ -130,7 +132,8 @@ def _answers() -> dict[str, Any]:
 
 def _model_answers(budget: float, quick: bool, problems: list[str]) -> tuple[int, int]:
     """Each hostile answer, in an `argus audit --planner hybrid` process over real pymongo (a scripted
-    server speaking the wire protocol): the audit must end with a report, within budget + 10 s."""
+    server speaking the wire protocol): the audit must end with a report, within budget + 10 s, and a
+    pattern PCRE backtracks on must be refused before it reaches the wire."""
     sys.path.insert(0, str(ROOT))
     from agent.llm.local_server import LocalChatServer, tool_reply
     from tests.agent.tools.test_wire_server import ScriptedServer
@@ -161,6 +164,8 @@ def _model_answers(budget: float, quick: bool, problems: list[str]) -> tuple[int
             report = json.loads(done.stdout) if done.returncode in (0, 3) and done.stdout.strip() else None
             step = next((t for t in report["trace"] if t["proposed_by"] == "model"), None) if report else None
             ok = report is not None and report["outcome"] != "failed" and seconds < budget + 10
+            if name.startswith("regex_"):  # the scripted server answers any pattern: refused is the only pass
+                ok = ok and step is not None and step["outcome"] == "rejected"
             what = (f"{report['outcome']}, the answer {step['outcome'] if step else 'invalid (no step)'}"
                     if report else f"exit {done.returncode}: {done.stderr.strip()[-120:]}")
             handled += ok
