@@ -87,3 +87,47 @@ def test_audit_and_run_exit_with_the_row_s_code(code: int, tmp_path: Path, pg_ds
     run = runner.invoke(app, ["run", "it", "--schedules", str(schedules)], env=env)
 
     assert (audit.exit_code, run.exit_code) == (code, code), (_table()[code], audit.output, run.output)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["audit", "run"])
+def test_ctrl_c_exits_130_with_no_report_through_audit_and_run(command: str, tmp_path: Path, pg_dsn: str) -> None:
+    """The table's last row, with a real SIGINT to a real process while its audit waits on the model."""
+    import os
+    import signal
+    import subprocess
+    import time
+
+    from agent.llm.local_server import LocalChatServer, hang_reply
+    from tests.daemon.process import _CHECKOUT, ARGUS
+
+    data = tmp_path / "orders.jsonl"
+    data.write_text("\n".join(json_util.dumps({"n": i}) for i in range(50)))
+    with LocalChatServer([], default=hang_reply()) as chat:
+        schedules = tmp_path / "schedules.yaml"
+        schedules.write_text(textwrap.dedent(f"""\
+            connections:
+              source: {{files: {{orders: {json_util.dumps(str(data))}}}}}
+            schedules:
+              - {{name: it, connection: source, database: d, collection: orders, trigger: {{every: 1h}},
+                  planner: llm, llm: {{model: m, base_url: "{chat.base_url}", max_retries: 0}}}}
+        """))
+        argv = [ARGUS, "audit", "--file", str(data), "--planner", "llm", "--model", "m", "--base-url",
+                chat.base_url] if command == "audit" else [ARGUS, "run", "it", "--schedules", str(schedules)]
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                env={**os.environ, "ARGUS_DATABASE_URL": pg_dsn, "ARGUS_DATA_DIR": str(tmp_path / "d"),
+                                     "ARGUS_LLM_MAX_RETRIES": "0", "PYTHONPATH": _CHECKOUT})
+        try:
+            deadline = time.monotonic() + 60
+            while not chat.requests and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert proc.poll() is None and chat.requests, proc.communicate()
+            proc.send_signal(signal.SIGINT)
+            out, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert proc.returncode == ExitCode.INTERRUPTED == 130, err[-500:]
+    assert out == ""                                                   # no report
+    assert "Traceback" not in err
