@@ -45,6 +45,7 @@ from daemon.store.errors import NotFound, StoreError, StoreUnavailable
 from daemon.store.incidents import record_incidents, refreshed
 from daemon.store.migrations import migrate
 from daemon.store.outbox import enqueue
+from daemon.store.text import keep_text_storable
 
 __all__ = ["LOST_RUN", "CollectionRef", "Label", "PostgresStore", "RunSummary", "TriggerClaim", "describe_dsn"]
 
@@ -138,7 +139,8 @@ class PostgresStore:
         self._migrate_lock = threading.Lock()
         self._pool = ConnectionPool(dsn, min_size=1, max_size=max(pool_size, 1), open=False, timeout=connect_timeout_s,
                                     kwargs={"connect_timeout": max(int(connect_timeout_s), 1)},
-                                    check=ConnectionPool.check_connection, name="argus-store")
+                                    check=ConnectionPool.check_connection, configure=keep_text_storable,
+                                    name="argus-store")
         if not wait:
             self._pool.open(wait=False)
             return
