@@ -66,6 +66,7 @@ from agent.tools.models import (
     SchemaSampleResult,
     StatsResult,
 )
+from agent.tools.registry import ActionName
 from agent.tools.target import AuditTarget
 from agent.tools.window import open_window
 from agent.tools.write_finding import candidate_from
@@ -180,6 +181,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         # Not every planned check was answered: absence proves nothing for them, so the run resolves
         # nothing (as any partial run); it is still a baseline for what it did check.
         outcome = "partial"
+    if outcome == "succeeded" and state.schema is not None and state.schema.not_profiled():
+        outcome = "partial"  # fields the profiler never recorded were never checked either
     health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
@@ -278,9 +281,13 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
     except (ToolError, QueryRefused) as exc:
         if isinstance(params, CountManyInput):  # every check of the batch went unanswered
             state.unanswered += _unanswered_batch(params, exc)
-        state.last_observation = Observation("error", name, message=str(exc))
-        state.last_critique = None
-        entry.outcome, entry.observation = "error", str(exc)
+        _tool_error(state, entry, name, str(exc))
+        return
+    except Exception as exc:  # a tool's own bug, or an input nothing foresaw: one failed step, not a lost run
+        log.warning("tool_failed", tool=name, error=type(exc).__name__)
+        if isinstance(params, CountManyInput):
+            state.unanswered += _unanswered_batch(params, exc)
+        _tool_error(state, entry, name, f"{name} failed unexpectedly ({type(exc).__name__}); try another query")
         return
     state.executed_keys[action_key(name, params)] = state.iteration
     record = QueryRecord(iteration=state.iteration, tool=name, key=action_key(name, params))
@@ -325,6 +332,12 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
     state.queries_run.append(record)
     state.last_observation = Observation("result", name, result=result)
     state.last_critique = None
+
+
+def _tool_error(state: AgentState, entry: TraceEntry, name: ActionName, message: str) -> None:
+    state.last_observation = Observation("error", name, message=message)
+    state.last_critique = None
+    entry.outcome, entry.observation = "error", message
 
 
 def _health_or_note(state: AgentState, target: AuditTarget,
@@ -423,7 +436,7 @@ def _check_fields(query: Any) -> list[str]:
     return sorted(paths)
 
 
-def _unanswered_batch(params: CountManyInput, exc: ArgusError) -> list[UnansweredCheck]:
+def _unanswered_batch(params: CountManyInput, exc: Exception) -> list[UnansweredCheck]:
     """A batch that failed as a whole: each of its checks, with why."""
     if isinstance(exc, QueryRejected):
         reason = refusal_reason(exc)
@@ -577,6 +590,9 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         notes += [n for n in llm.notes() if n not in notes]
     if state.unanswered:
         notes.append(_unanswered_note(state.unanswered))
+    unprofiled = state.schema.not_profiled() if state.schema is not None else None
+    if unprofiled:
+        notes.append(f"{unprofiled}: those fields were not checked, so the run is partial")
     cost = database_cost or DatabaseCost()
     if cost.throttled:
         notes.append(f"the server throttled {cost.throttled} request(s) (code 16500, TooManyRequests); "

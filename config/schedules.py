@@ -45,17 +45,20 @@ from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.settings import check_mongodb_uri
-from config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
+from config.yaml_source import MAX_NODES, Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "AuditSettings",
     "Connection",
     "CronTrigger",
+    "FileVersion",
     "IntervalTrigger",
     "Schedule",
     "ScheduleError",
     "ScheduleSet",
     "ScopeSettings",
+    "file_version",
     "format_duration",
     "load_schedules",
     "parse_cron",
@@ -390,11 +393,12 @@ class Connection(_Model):
                 raise ArgusError(f"{where}environment variable {self.uri_env} is not set")
             return SecretStr(check_mongodb_uri(value, f"{where}uri_env {self.uri_env}"))
         if self.uri_file is not None:
+            # The path is not named: where secrets are kept is for the file's readers, not for /status.
             try:
                 text = self.uri_file.read_text()
             except OSError as exc:
-                raise ArgusError(f"{where}cannot read {self.uri_file}: {exc.strerror}") from None
-            return SecretStr(check_mongodb_uri(text, f"{where}uri_file {self.uri_file}"))
+                raise ArgusError(f"{where}uri_file: cannot read the file it names: {exc.strerror}") from None
+            return SecretStr(check_mongodb_uri(text, f"{where}uri_file"))
         raise ArgusError("this connection reads files, not a URI")
 
 
@@ -506,6 +510,7 @@ class ScheduleSet:
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
     connection_lines: dict[str, int] = field(default_factory=dict)  # name -> line of its definition
     watched: tuple[Path, ...] = ()  # contract files the schedules read: an edit to one is a reload
+    version: FileVersion | None = None  # the file's (inode, mtime, size) when it was read
 
     def connection_where(self, name: str) -> str:
         """``schedules.yaml:12 connections.prod``: where a connection is defined, for messages."""
@@ -588,16 +593,56 @@ def _message(err: Any, loc: tuple[Any, ...]) -> str:
 
 
 def load_schedules(path: str | Path) -> ScheduleSet:
-    """Parse and validate a schedules file; raise ``ScheduleError`` listing every problem."""
-    import hashlib
+    """Parse and validate a schedules file; raise ``ScheduleError`` listing every problem.
 
+    What is returned is what the file held when it was read: a file replaced while it was being
+    parsed is read again (a few times, then it is an error), so a slow parse never yields contents
+    the disk no longer has."""
     file = Path(path)
+    for _ in range(_READ_ATTEMPTS):
+        raw, version = _read(file)
+        loaded = _load(file, raw, version)
+        if file_version(file) == version:
+            return loaded
+    raise ScheduleError([f"{file}:1: the file changed while it was read, {_READ_ATTEMPTS} times in a row; "
+                         "write it in one step (to a temporary file, then rename it over this one)"])
+
+
+FileVersion = tuple[int, int, int]
+MAX_FILE_BYTES = 1024 * 1024  # a thousand schedules take about 100 KB
+_READ_ATTEMPTS = 3
+
+
+def file_version(path: Path) -> FileVersion | None:
+    """What tells one state of the file from the next: its inode (an editor's rename-over replaces
+    it), modification time and size; None when it cannot be read."""
     try:
-        raw = file.read_bytes()
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _read(file: Path) -> tuple[bytes, FileVersion]:
+    """The file's bytes and the version they are of; a file over ``MAX_FILE_BYTES`` is refused unread."""
+    try:
+        with file.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            raw = b"" if st.st_size > MAX_FILE_BYTES else handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ScheduleError([f"{file}: cannot read: {exc.strerror}"]) from None
+    if st.st_size > MAX_FILE_BYTES or len(raw) > MAX_FILE_BYTES:
+        raise ScheduleError([f"{file}:1: the file is {max(st.st_size, len(raw)):,} bytes, over the "
+                             f"{MAX_FILE_BYTES // 1024 // 1024} MiB a schedules file may hold; refused unread"])
+    return raw, (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _load(file: Path, raw: bytes, version: FileVersion) -> ScheduleSet:
+    import hashlib
+
     try:
-        document = read_yaml(file, raw)
+        document = read_yaml(file, raw, too_many=f" (about {MAX_NODES // 14:,} schedules), the most a schedules "
+                                                 f"file may hold")
     except YamlError as exc:
         raise ScheduleError(exc.problems) from None
     text, data, lines = document.text, document.data, document.lines
@@ -638,7 +683,7 @@ def load_schedules(path: str | Path) -> ScheduleSet:
     return ScheduleSet(path=file, connections=connections, schedules=schedules, digest=digest.hexdigest(),
                        alerts=alerts, connection_lines={name: lines[("connections", name)] for name in connections
                                                         if ("connections", name) in lines},
-                       watched=tuple(sorted(contracts.files)))
+                       watched=tuple(sorted(contracts.files)), version=version)
 
 
 class _Contracts:

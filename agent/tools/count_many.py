@@ -43,7 +43,7 @@ from bson.regex import Regex
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused, QueryRejected, QueryTimeout
 from agent.tools.compat import facet_note, named_operators, operators_in, refusal_reason
-from agent.tools.get_stats import build_pipeline, duplicate_branches, duplicates_rows, stats_result
+from agent.tools.get_stats import build_pipeline, duplicate_branches, duplicates_rows, stats_result, value_condition
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
 from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, CountQuery, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
@@ -100,12 +100,11 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
     for i, stat in enumerate(params.stats):
         check_field_path(stat.field)
         query = decode(stat.filter) if stat.filter else None
-        value_filter = decode(stat.value_filter) if stat.value_filter else None
+        value_filter = value_condition(stat.value_filter)
         if query is not None:
             check_filter(query)
             _check_patterns(query)
         if value_filter is not None:
-            check_filter({"v": value_filter}, where="value_filter")
             _check_patterns(value_filter)
         for j, branch in enumerate(_stats_branches(stat, query, value_filter)):
             facet[f"s{i}_{j}"] = branch
@@ -331,8 +330,7 @@ def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[st
             rows_for = [{"top": out.get(f"s{i}_0") or [], "totals": out.get(f"s{i}_1") or []}]
         else:
             rows_for = out.get(f"s{i}_0") or []
-        branch = build_pipeline(stat.field, stat.operation, query,
-                                decode(stat.value_filter) if stat.value_filter else None, stat.limit)
+        branch = build_pipeline(stat.field, stat.operation, query, value_condition(stat.value_filter), stat.limit)
         stats.append(stats_result(stat, target.name, rows_for, query, branch))
     return CountManyResult(collection=target.name, counts=counts, stats=stats,
                            query_used=json.dumps(encode(pipeline), separators=(",", ":"))[:2000])

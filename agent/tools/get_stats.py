@@ -7,16 +7,37 @@ so ``items.qty`` means every quantity in every order. ``count`` counts documents
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
+from bson.regex import Regex
+
 from agent.ejson import decode, encode
-from agent.errors import QueryRejected
+from agent.errors import QueryRefused, QueryRejected
 from agent.tools.compat import facet_note, named_operators
 from agent.tools.guard import check_field_path, check_filter, check_pipeline
 from agent.tools.models import DISTINCT_CAP, DUPLICATES_CAP, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["build_pipeline", "duplicate_branches", "duplicates_rows", "get_stats", "stats_result"]
+__all__ = ["build_pipeline", "duplicate_branches", "duplicates_rows", "get_stats", "stats_result", "value_condition"]
+
+
+def value_condition(value_filter: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A ``value_filter`` as the condition on each value, decoded and checked: a document of operators
+    (``{"$gt": 100}``). A bare regex (``{"$regex": "^a"}`` is one in Extended JSON) is ``{"$regex": ...}``;
+    anything else that decodes to no document (a date, an id, a DBRef) is refused, naming the form."""
+    if not value_filter:
+        return None
+    condition = decode(value_filter)
+    if isinstance(condition, Regex | re.Pattern):
+        condition = {"$regex": condition}
+    if not isinstance(condition, Mapping) or not all(isinstance(k, str) and k.startswith("$") for k in condition):
+        raise QueryRefused("value_filter must be a document of operators on each value, like {\"$gt\": 100} or "
+                           "{\"$regex\": \"^A\"}; to compare with one value write {\"$eq\": ...}",
+                           operator="value_filter")
+    check_filter({"v": condition}, where="value_filter")
+    return dict(condition)
 
 
 def _values(field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -72,11 +93,9 @@ def _sort_key(item: dict[str, Any]) -> tuple[int, str]:
 def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
     check_field_path(params.field)
     query = decode(params.filter) if params.filter else None
-    value_filter = decode(params.value_filter) if params.value_filter else None
+    value_filter = value_condition(params.value_filter)
     if query is not None:
         check_filter(query)
-    if value_filter is not None:
-        check_filter({"v": value_filter}, where="value_filter")
     pipeline = build_pipeline(params.field, params.operation, query, value_filter, params.limit)
     check_pipeline(pipeline)
     if params.operation == "duplicates":

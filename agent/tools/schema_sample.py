@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.tools.guard import check_pipeline
 from agent.tools.models import SchemaSampleInput, SchemaSampleResult
-from agent.tools.profiling import profile_documents
+from agent.tools.profiling import profile
 from agent.tools.target import AuditTarget
 
 __all__ = ["schema_sample"]
@@ -21,7 +21,7 @@ def schema_sample(target: AuditTarget, params: SchemaSampleInput) -> SchemaSampl
     check_pipeline(pipeline)
     documents = target.sample(params.sample_size)  # the same $sample on a server; drawn in process in memory
     size = target.estimated_document_count()
-    fields, truncated, dropped = profile_documents(documents)
+    found = profile(documents)
     if target.window_documents is not None:
         size, total = target.window_documents, size
     else:
@@ -31,7 +31,8 @@ def schema_sample(target: AuditTarget, params: SchemaSampleInput) -> SchemaSampl
         collection_size=max(size, len(documents)),
         total_documents=total,
         documents_sampled=len(documents),
-        fields=fields,
-        truncated_paths=truncated,
-        paths_dropped=dropped,
+        fields=found.fields,
+        truncated_paths=found.truncated_paths,
+        paths_dropped=found.paths_dropped,
+        unprofiled=found.unprofiled,
     )

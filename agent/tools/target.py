@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 
 import pymongo
 from bson.codec_options import DatetimeConversion
+from bson.errors import BSONError
 from pymongo import errors as mongo_errors
 from pymongo.collection import Collection
 
@@ -111,6 +112,7 @@ class AuditTarget:
         self.ru_budget: float | None = None
         self._scope: dict[str, Any] | None = None
         self.window_documents: int | None = None  # a scoped audit: the documents of its window
+        self._reached = False
 
     def cap_time_with(self, remaining_ms: Callable[[], int | None]) -> None:
         """Let the loop shrink each query's limit to the audit's remaining wall-clock budget."""
@@ -355,7 +357,26 @@ class AuditTarget:
 
     # --- one operation: time limit, retries, accounting, translated errors --------------------
 
+    def _reach(self, kind: str) -> None:
+        """Wait for a server as long as the client's serverSelectionTimeoutMS says (the URI's, when it sets
+        one), once: a query's own time limit (pymongo.timeout) would override it, and an unreachable server
+        would hold every run for the whole query limit."""
+        self._reached = True
+        client = getattr(self._collection.database, "client", None)
+        wait = getattr(getattr(client, "options", None), "server_selection_timeout", None)
+        if client is None or not isinstance(wait, int | float):
+            return
+        try:
+            with _translated(kind), pymongo.timeout(min(wait, self._limit_ms() / 1000)):
+                # the reads' own read preference: with secondaryPreferred, a secondary answering is enough
+                client.admin.command("ping", read_preference=self._collection.read_preference)
+        except TargetUnavailable as exc:
+            raise TargetUnavailable(f"{exc} (no server answered within the URI's serverSelectionTimeoutMS, "
+                                    f"{wait:g} s)") from exc.__cause__
+
     def _call(self, kind: str, full_pass: bool, operation: Callable[[int], T]) -> T:
+        if not self._reached and not self.in_memory:
+            self._reach(kind)
         attempt = 0
         t0 = time.perf_counter()
         while True:
@@ -493,6 +514,9 @@ def _translated(operation: str) -> Iterator[None]:
         raise TargetUnavailable(f"{operation} could not reach the database: {type(exc).__name__}") from exc
     except mongo_errors.PyMongoError as exc:
         raise ToolError(f"{operation} failed: {type(exc).__name__}") from exc
+    except (BSONError, OverflowError) as exc:  # the guard refuses these first; a driver's word is final
+        raise ToolError(f"{operation} could not send the query: it cannot be encoded as BSON "
+                        f"({type(exc).__name__})") from exc
     except (NotImplementedError, TypeError, ValueError, KeyError, AttributeError, RecursionError, re.error) as exc:
         # mongomock raises plain Python errors for operators or BSON types it cannot emulate,
         # and re.error for a pattern a server would refuse with an OperationFailure.

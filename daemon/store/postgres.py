@@ -51,6 +51,7 @@ from daemon.store.errors import NotFound, StoreError, StoreUnavailable
 from daemon.store.incidents import record_incidents, refreshed
 from daemon.store.migrations import migrate
 from daemon.store.outbox import enqueue
+from daemon.store.text import keep_text_storable
 
 __all__ = ["LOST_RUN", "CollectionRef", "Label", "PostgresStore", "RunSummary", "TriggerClaim", "describe_dsn"]
 
@@ -149,7 +150,8 @@ class PostgresStore:
         self._migrate_lock = threading.Lock()
         self._pool = ConnectionPool(dsn, min_size=1, max_size=max(pool_size, 1), open=False, timeout=connect_timeout_s,
                                     kwargs={"connect_timeout": max(int(connect_timeout_s), 1)},
-                                    check=ConnectionPool.check_connection, name="argus-store")
+                                    check=ConnectionPool.check_connection, configure=keep_text_storable,
+                                    name="argus-store")
         if not wait:
             self._pool.open(wait=False)
             return
@@ -461,6 +463,13 @@ class PostgresStore:
         log.info("finding_labelled", run_id=str(run_id), finding_id=str(finding_id), verdict=verdict)
         return Label.model_validate(label)
 
+    def count_older(self, now: datetime, retention_days: float) -> int:
+        """How many runs ``prune`` would delete."""
+        with self._conn() as conn:
+            row = conn.execute("select count(*) from runs where started_at < %s",
+                               (now - timedelta(days=retention_days),)).fetchone()
+        return int(row[0]) if row else 0
+
     def prune(self, now: datetime, retention_days: float) -> int:
         """Delete runs (and their findings) started more than ``retention_days`` before ``now``."""
         with self._conn() as conn, conn.transaction():
@@ -635,14 +644,20 @@ class PostgresStore:
                                        order by started_at desc limit %s""", (*ref, n)).fetchall()
         return [r[0] for r in rows]
 
-    def resolve_collection(self, name: str) -> CollectionRef:
-        """A stored collection from ``collection``, ``database.collection`` or ``connection/database.collection``."""
+    def collections_matching(self, name: str) -> tuple[list[CollectionRef], list[CollectionRef]]:
+        """The stored collections ``name`` (``collection``, ``database.collection`` or
+        ``connection/database.collection``) names, and every stored collection."""
         with self._conn() as conn:
             rows = conn.execute("select distinct connection, database, collection from runs").fetchall()
-        refs = [CollectionRef(*r) for r in rows]
-        matches = [r for r in refs if name in (r.collection, f"{r.database}.{r.collection}", str(r))]
+        refs = sorted(CollectionRef(*r) for r in rows)
+        return [r for r in refs if name in (r.collection, f"{r.database}.{r.collection}", str(r))], refs
+
+    def resolve_collection(self, name: str) -> CollectionRef:
+        """A stored collection from ``collection``, ``database.collection`` or ``connection/database.collection``."""
+        matches, known = self.collections_matching(name)
         if not matches:
-            raise NotFound(f"no stored runs for collection {name!r}")
+            shown = ", ".join(f"{r.database}.{r.collection}" for r in known[:10]) or "none yet"
+            raise NotFound(f"no stored runs for collection {name!r} (stored: {shown})")
         if len(matches) > 1:
             raise NotFound(f"{name!r} is ambiguous: {', '.join(map(str, matches))}")
         return matches[0]
