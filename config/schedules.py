@@ -45,7 +45,17 @@ from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.settings import check_mongodb_uri
-from config.yaml_source import MAX_NODES, Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
+from config.yaml_source import (
+    MAX_NODES,
+    Lines,
+    TooManyValues,
+    YamlError,
+    line_for,
+    nearest,
+    problem_order,
+    read_yaml,
+    where,
+)
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -641,8 +651,10 @@ def _load(file: Path, raw: bytes, version: FileVersion) -> ScheduleSet:
     import hashlib
 
     try:
-        document = read_yaml(file, raw, too_many=f" (about {MAX_NODES // 14:,} schedules), the most a schedules "
-                                                 f"file may hold")
+        document = read_yaml(file, raw)
+    except TooManyValues as exc:
+        raise ScheduleError([f"{file}:{exc.line}: the file holds more than {MAX_NODES:,} values (about "
+                             f"{MAX_NODES // 14:,} schedules), the most a schedules file may hold; refused"]) from None
     except YamlError as exc:
         raise ScheduleError(exc.problems) from None
     text, data, lines = document.text, document.data, document.lines

@@ -20,8 +20,8 @@ import yaml
 
 from agent.errors import ArgusError
 
-__all__ = ["MAX_NODES", "Lines", "YamlDocument", "YamlError", "line_for", "nearest", "problem_order", "read_yaml",
-           "where"]
+__all__ = ["MAX_NODES", "Lines", "TooManyValues", "YamlDocument", "YamlError", "line_for", "nearest", "problem_order",
+           "read_yaml", "where"]
 
 Lines = dict[tuple[Any, ...], int]
 
@@ -32,6 +32,15 @@ class YamlError(ArgusError):
     def __init__(self, problems: list[str]) -> None:
         super().__init__("\n".join(problems))
         self.problems = problems
+
+
+class TooManyValues(YamlError):
+    """The file holds more than ``MAX_NODES`` values; ``line`` is where composing stopped."""
+
+    def __init__(self, file: Path, line: int) -> None:
+        super().__init__([f"{file}:{line}: the file holds more than {MAX_NODES:,} values, the most a file may "
+                          f"hold; refused"])
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -71,12 +80,11 @@ _Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|Tr
                               list("tTfF"))
 
 
-def read_yaml(file: Path, raw: bytes, *, too_many: str = ", the most a file may hold") -> YamlDocument:
-    """Decode, bound and parse ``raw`` (the bytes of ``file``); raise ``YamlError`` naming the line.
-    ``too_many`` ends the message for a file of more than ``MAX_NODES`` values (what that many means
-    for this kind of file)."""
+def read_yaml(file: Path, raw: bytes) -> YamlDocument:
+    """Decode, bound and parse ``raw`` (the bytes of ``file``); raise ``YamlError`` naming the line
+    (``TooManyValues``, a ``YamlError``, for a file of more than ``MAX_NODES`` values)."""
     text = _decode(file, raw)
-    node, data = _parse(file, text, too_many)
+    node, data = _parse(file, text)
     lines: Lines = {}
     if node is not None:
         _lines(node, (), lines)
@@ -149,7 +157,7 @@ def _decode(file: Path, raw: bytes) -> str:
     return text.removeprefix("\ufeff")
 
 
-def _parse(file: Path, text: str, too_many: str) -> tuple[yaml.Node | None, Any]:
+def _parse(file: Path, text: str) -> tuple[yaml.Node | None, Any]:
     """Compose, bound, then construct: an alias bomb or deep nesting is refused before it costs anything."""
     loader = _Loader(text)
     try:
@@ -167,8 +175,7 @@ def _parse(file: Path, text: str, too_many: str) -> tuple[yaml.Node | None, Any]
     except RecursionError:
         raise YamlError([f"{file}:1: nested too deeply (at most {_MAX_DEPTH} levels)"]) from None
     except _TooManyNodes as exc:
-        raise YamlError([f"{file}:{exc.line}: the file holds more than {MAX_NODES:,} values{too_many}; "
-                         f"refused"]) from None
+        raise TooManyValues(file, exc.line) from None
     finally:
         loader.dispose()
 

@@ -286,8 +286,8 @@ def _alone(target: AuditTarget, item: _Item) -> CountedQuery | StatsResult:
             documents = target.find(query, {check.examples_of: 1, "_id": 0}, check.examples)
         return CountedQuery(filter=encode(query), matched_count=matched, documents=[encode(d) for d in documents])
     query = decode(check.filter) if check.filter else None
-    value_filter = decode(check.value_filter) if check.value_filter else None
-    pipeline = build_pipeline(check.field, check.operation, query, value_filter)
+    value_filter = value_condition(check.value_filter)
+    pipeline = build_pipeline(check.field, check.operation, query, value_filter, check.limit)
     if check.operation == "duplicates":
         rows = duplicates_rows(target, check.field, query, value_filter, pipeline)
     else:
@@ -305,7 +305,7 @@ def _unanswered(target: AuditTarget, item: _Item, reason: str) -> CountedQuery |
 
 def _stat_pipeline(stat: GetStatsInput) -> list[dict[str, Any]]:
     return build_pipeline(stat.field, stat.operation, decode(stat.filter) if stat.filter else None,
-                          decode(stat.value_filter) if stat.value_filter else None)
+                          value_condition(stat.value_filter), stat.limit)
 
 
 def _operator(op: str) -> str:
