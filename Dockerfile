@@ -7,6 +7,9 @@ ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 # --- build: install Argus and its dependencies into a virtual environment ------------------------
 FROM ${PYTHON_IMAGE} AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+# tini, Debian's: PID 1 of the runtime image, which forwards SIGTERM to the daemon and reaps the
+# children its in-memory queries fork (the static build is copied, so the runtime needs no apt).
+RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends tini && rm -rf /var/lib/apt/lists/*
 RUN python -m venv --without-pip /opt/argus
 WORKDIR /src
 COPY pyproject.toml README.md ./
@@ -25,6 +28,7 @@ RUN groupadd --system --gid 10001 argus \
  && install -d -o argus -g argus -m 0750 /var/lib/argus \
  && python -m pip uninstall -y -q pip setuptools wheel
 COPY --from=build /opt/argus /opt/argus
+COPY --from=build /usr/bin/tini-static /usr/bin/tini
 ENV PATH=/opt/argus/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PYTHONDONTWRITEBYTECODE=1 \
@@ -40,8 +44,10 @@ USER 10001:10001
 VOLUME ["/var/lib/argus"]
 EXPOSE 9464
 STOPSIGNAL SIGTERM
-# slim images have no curl; the port follows ARGUS_LISTEN
+# slim images have no curl; the probe asks /healthz where the daemon says it listens (a --listen in
+# CMD or ARGUS_LISTEN alike: it records the address it bound in ARGUS_DATA_DIR/daemon.listen)
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
-    CMD ["python", "-c", "import os, urllib.request; port = os.environ.get('ARGUS_LISTEN', ':9464').rpartition(':')[2]; urllib.request.urlopen(f'http://127.0.0.1:{port}/healthz', timeout=4)"]
-ENTRYPOINT ["argus", "daemon"]
+    CMD ["python", "-m", "daemon.healthcheck"]
+# tini is PID 1: SIGTERM (STOPSIGNAL above) reaches the daemon, which stops cleanly within its grace
+ENTRYPOINT ["/usr/bin/tini", "--", "argus", "daemon"]
 CMD []

@@ -6,7 +6,7 @@ import re
 from datetime import timedelta
 from typing import Any
 
-__all__ = ["format_duration", "parse_duration"]
+__all__ = ["format_duration", "parse_duration", "shortened"]
 
 _DURATION = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*d)?\s*(?:(\d+(?:\.\d+)?)\s*h)?\s*(?:(\d+(?:\.\d+)?)\s*m(?!s))?"
                        r"\s*(?:(\d+(?:\.\d+)?)\s*s)?\s*(?:(\d+)\s*ms)?\s*$")
@@ -44,13 +44,14 @@ def parse_duration(value: Any) -> timedelta:
         d, h, mi, s, ms = (float(x) if x else 0.0 for x in m.groups())
         return _bounded(timedelta(days=d, hours=h, minutes=mi, seconds=s, milliseconds=ms), value)
     except OverflowError:
-        raise ValueError(f"{_short(value)} is too long a duration (at most {_MAX_DURATION.days}d)") from None
+        raise ValueError(f"{shortened(value)} is too long a duration (at most {_MAX_DURATION.days}d)") from None
 
 
 _MAX_DURATION = timedelta(days=3660)  # ten years: longer is a typo, and would overflow the scheduler's dates
 
 
-def _short(value: Any) -> str:
+def shortened(value: Any) -> str:
+    """``repr(value)``, cut to 40 characters: enough to recognise a bad value in a message."""
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 

@@ -12,6 +12,7 @@ instead of raising ``RecursionError``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,7 +24,8 @@ from bson.json_util import JSONMode, JSONOptions
 
 from agent.errors import QueryRefused
 
-__all__ = ["MAX_NESTING", "NestedTooDeep", "bounded", "canonical_key", "decode", "depth_of", "encode", "filter_key"]
+__all__ = ["MAX_NESTING", "NestedTooDeep", "bounded", "canonical_key", "decode", "depth_of", "encode", "filter_key",
+           "parse_json"]
 
 # MongoDB refuses documents nested deeper than 100 levels; nothing Argus handles needs more.
 MAX_NESTING = 100
@@ -136,6 +138,26 @@ def decode(value: Any) -> Any:
         return json_util.loads(json.dumps(value), json_options=_RELAXED)
     except (BSONError, ArithmeticError) as exc:  # an $oid of 2 characters, a $numberDecimal of "abc"
         raise ValueError(f"not valid Extended JSON ({type(exc).__name__})") from exc
+
+
+# A JSON string (with its escapes) or one bracket: brackets inside strings do not nest.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` for text from outside (a model's answer): nesting past ``MAX_NESTING`` is refused
+    (``NestedTooDeep``) after one linear scan, before the parser recurses into it. Malformed text raises
+    ``json.JSONDecodeError``; both are ``ValueError``."""
+    depth = 0
+    for token in _JSON_TOKEN.finditer(text):
+        bracket = token.group()
+        if bracket in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise NestedTooDeep(f"the JSON is nested deeper than {MAX_NESTING} levels", operator="nesting")
+        elif bracket in "]}":
+            depth -= 1
+    return json.loads(text)
 
 
 def canonical_key(value: Any) -> str:

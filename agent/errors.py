@@ -47,7 +47,13 @@ class ToolError(ArgusError):
 
 class QueryRejected(ToolError):
     """The engine refused an operation as written (an operator, stage or BSON type it does not
-    support): sent again unchanged, it would fail again."""
+    support): sent again unchanged, it would fail again. ``code`` and ``server_message`` are the
+    server's own (``None`` and ``""`` when it gave none), for deciding how to degrade."""
+
+    def __init__(self, message: str, *, code: int | None = None, server_message: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+        self.server_message = server_message
 
 
 class QueryTimeout(ToolError):

@@ -8,6 +8,8 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.window import Window
+
 __all__ = ["Category", "Finding", "Severity", "WriteFindingInput", "severity_at_least"]
 
 
@@ -70,3 +72,5 @@ class WriteFindingInput(BaseModel):
 
 class Finding(WriteFindingInput):
     id: UUID = Field(default_factory=uuid4)
+    window: Window | None = Field(None, description="a scoped audit: the documents it was counted in (its share "
+                                                    "is of them); None: the whole collection")

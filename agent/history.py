@@ -59,8 +59,11 @@ class DiffEntry(BaseModel):
 
 
 class RunDiff(BaseModel):
-    previous_run_id: UUID | None = None
-    complete: bool = Field(True, description="False when this run was partial: nothing is called resolved")
+    previous_run_id: UUID | None = Field(None, description="the latest earlier run that did not fail, of the same "
+                                                           "kind (the same window, or the whole collection)")
+    complete: bool = Field(True, description="False when this run was partial or scoped: nothing is called resolved "
+                                             "(only a full audit that completed says a defect is gone)")
+    scoped: bool = Field(False, description="this run read a window of recent documents")
     entries: list[DiffEntry] = Field(default_factory=list)
 
     def by_status(self, status: DiffStatus) -> list[DiffEntry]:
@@ -87,6 +90,8 @@ class PastFinding(BaseModel):
     evidence_query: dict[str, Any]
     dismissed: bool = False
     critique: str | None = None
+    comparable: bool = Field(True, description="counted in the same kind of run (the same window, or the whole "
+                                               "collection): its share can be compared")
 
 
 class PastRun(BaseModel):

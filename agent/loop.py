@@ -1,15 +1,17 @@
 """The ReAct loop: propose, gate, act, observe, until a conclusion is accepted or a budget runs out.
 
 The loop is the only code that mutates ``AgentState``. It always returns an ``AuditReport``:
-``succeeded`` when the run gate accepted a conclusion, ``partial`` when the iteration,
-wall-clock or LLM (tokens, USD) budget ran out first, ``failed`` when the database became
-unreachable or the planner broke. A tool error (bad query, timeout) is an observation, not a failure.
+``succeeded`` when the run gate accepted a conclusion and every check the planner planned
+(``count_many``) was answered, ``partial`` when a planned check went unanswered (refused, timed
+out, not asked within the budgets: named in the notes) or the iteration, wall-clock, request unit
+or LLM (tokens, USD) budget ran out first, ``failed`` when the database became unreachable or the
+planner broke. A tool error (bad query, timeout) is an observation, not a failure.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 from uuid import UUID, uuid4
 
@@ -21,11 +23,20 @@ from agent.contracts.compile import compile_contract, stat_key
 from agent.contracts.model import Contract, ContractReport, RuleResult
 from agent.contracts.results import contract_report, lookup_key
 from agent.ejson import decode, filter_key
-from agent.errors import ArgusError, BudgetExhausted, QueryRefused, TargetUnavailable, ToolError
-from agent.findings import WriteFindingInput
+from agent.errors import (
+    ArgusError,
+    BudgetExhausted,
+    QueryRefused,
+    QueryRejected,
+    QueryTimeout,
+    TargetUnavailable,
+    ToolError,
+)
+from agent.findings import Finding, WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
-from agent.health.baseline import detect, usual_age
-from agent.health.collect import collect_health
+from agent.health.backfill import backfill
+from agent.health.baseline import anomaly_key, detect, timeline, usual_age
+from agent.health.collect import collect_health, newest_document
 from agent.health.findings import anomaly_findings
 from agent.health.models import HealthSnapshot
 from agent.hints import zero_match_hints
@@ -35,9 +46,10 @@ from agent.options import AuditOptions
 from agent.planners.base import Planner
 from agent.privacy import Masker, categorical_values
 from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
-from agent.state import AgentState, DismissedFinding, Observation, QueryRecord
+from agent.state import AgentState, DismissedFinding, Observation, QueryRecord, UnansweredCheck
 from agent.tools import get_stats, run_query, schema_sample
 from agent.tools.accounting import DatabaseCost
+from agent.tools.compat import refusal_reason
 from agent.tools.count_many import count_many
 from agent.tools.guard import filter_fields
 from agent.tools.lookup import lookup_references
@@ -54,8 +66,11 @@ from agent.tools.models import (
     SchemaSampleResult,
     StatsResult,
 )
+from agent.tools.registry import ActionName
 from agent.tools.target import AuditTarget
+from agent.tools.window import open_window
 from agent.tools.write_finding import candidate_from
+from agent.window import Window
 
 __all__ = ["AuditObserver", "run_audit"]
 
@@ -112,6 +127,7 @@ def run_audit(
         return int((options.time_budget_s - (clock.monotonic() - start)) * 1000)
 
     target.cap_time_with(remaining_ms)
+    target.ru_budget = options.ru_budget
     if llm is not None:  # every model call (planner and evaluators) waits at most for what is left
         llm.bind_deadline(lambda: options.time_budget_s - (clock.monotonic() - start))
     with structlog.contextvars.bound_contextvars(run_id=str(state.run_id), database=state.database,
@@ -130,7 +146,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     reason: TerminationReason
     error: str | None = None
     note: str | None = None
-    while True:
+    opened = _open_window(state, target, started_at)
+    while opened is None:
         try:
             if state.iteration >= options.max_iterations:
                 raise _Stop("iteration_budget")
@@ -156,21 +173,40 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         if entry.outcome == "concluded":
             reason = "concluded"
             break
+    if opened is not None:
+        reason, error = "error", opened
 
     outcome: Outcome = "succeeded" if reason == "concluded" else "failed" if reason == "error" else "partial"
-    if outcome == "succeeded" and state.refused_checks:
-        # Not every check ran: absence proves nothing for them, so the run resolves nothing (as any
-        # partial run) and the next run is compared with the last one that checked everything.
+    if outcome == "succeeded" and state.unanswered:
+        # Not every planned check was answered: absence proves nothing for them, so the run resolves
+        # nothing (as any partial run); it is still a baseline for what it did check.
         outcome = "partial"
+    if outcome == "succeeded" and state.schema is not None and state.schema.not_profiled():
+        outcome = "partial"  # fields the profiler never recorded were never checked either
     health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
                            llm=llm, note=note, database_cost=target.cost())
-    report = report.model_copy(update={"health": health, "notes": [*report.notes, *health_notes]})
+    report = report.model_copy(update={"health": health,
+                                       "notes": [*report.notes, *_server_notes(target, state), *health_notes]})
     log.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
              findings=len(report.findings), duration_s=round(report.duration_s, 3))
     return report
+
+
+def _open_window(state: AgentState, target: AuditTarget, now: Any) -> str | None:
+    """Scope the target to the run's window, if it has one; the error that ends the run, or None."""
+    if state.options.scope is None:
+        return None
+    try:
+        state.window, notes = open_window(target, state.options.scope, now)
+    except ArgusError as exc:
+        return f"the audit's window could not be opened: {exc}"
+    state.notes += notes
+    log.info("window_opened", field=state.window.field, documents=state.window.documents,
+             indexed=state.window.indexed)
+    return None
 
 
 def _check_ru_budget(target: AuditTarget, budget: float | None) -> None:
@@ -203,7 +239,7 @@ def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         state.last_observation = Observation("rejected", action.action, message=critique)
         entry.outcome, entry.critique = "rejected", critique
     elif action.action == "write_finding":
-        _commit_finding(state, proposed, gates, entry)
+        _commit_finding(state, target, proposed, gates, entry)
     elif action.action == "conclude":
         run_verdict = gates.run.evaluate(action, state)
         state.evaluation_records.append(run_verdict)
@@ -243,9 +279,15 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
     except TargetUnavailable as exc:
         raise _Stop("error", str(exc)) from exc
     except (ToolError, QueryRefused) as exc:
-        state.last_observation = Observation("error", name, message=str(exc))
-        state.last_critique = None
-        entry.outcome, entry.observation = "error", str(exc)
+        if isinstance(params, CountManyInput):  # every check of the batch went unanswered
+            state.unanswered += _unanswered_batch(params, exc)
+        _tool_error(state, entry, name, str(exc))
+        return
+    except Exception as exc:  # a tool's own bug, or an input nothing foresaw: one failed step, not a lost run
+        log.warning("tool_failed", tool=name, error=type(exc).__name__)
+        if isinstance(params, CountManyInput):
+            state.unanswered += _unanswered_batch(params, exc)
+        _tool_error(state, entry, name, f"{name} failed unexpectedly ({type(exc).__name__}); try another query")
         return
     state.executed_keys[action_key(name, params)] = state.iteration
     record = QueryRecord(iteration=state.iteration, tool=name, key=action_key(name, params))
@@ -253,11 +295,13 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         state.schema = result
         state.documents_sampled = result.documents_sampled
         state.collection_size = result.collection_size
+        state.total_documents = result.total_documents
         entry.observation = (f"sampled {result.documents_sampled} of {result.collection_size} documents, "
                              f"{len(result.fields)} field paths")
     elif isinstance(result, RunQueryResult):
         fields = sorted(filter_fields(decode(result.filter)))
         state.evidence_counts[filter_key(result.filter)] = result.matched_count
+        state.evidence_alone.add(filter_key(result.filter))
         state.fields_investigated.update(fields)
         record.filter_key, record.matched_count, record.fields = filter_key(result.filter), result.matched_count, fields
         entry.observation = f"matched {result.matched_count} documents, returned {result.returned_count}"
@@ -277,15 +321,23 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
                              f"{result.lookups} $in lookup(s): {len(result.missing)} not found")
     elif isinstance(result, CountManyResult):
         assert isinstance(params, CountManyInput)
-        refused, paths = _record_batch(state, result, record, params)
+        unanswered = _record_batch(state, result, record, params)
         entry.observation = (f"counted {len(result.counts)} queries and {len(result.stats)} statistics "
                              f"in one pass; {sum(1 for c in result.counts if c.matched_count)} queries matched")
-        if refused:
-            entry.observation += (f"; the database engine refused {refused} of them (an operator or a type "
-                                  f"it does not support){' on ' + ', '.join(paths) if paths else ''}: not counted")
+        if unanswered:
+            paths = sorted({p for u in unanswered for p in u.fields})
+            reasons = sorted({u.reason for u in unanswered})
+            entry.observation += (f"; {len(unanswered)} of them went unanswered ({'; '.join(reasons)})"
+                                  f"{' on ' + ', '.join(paths) if paths else ''}: not counted")
     state.queries_run.append(record)
     state.last_observation = Observation("result", name, result=result)
     state.last_critique = None
+
+
+def _tool_error(state: AgentState, entry: TraceEntry, name: ActionName, message: str) -> None:
+    state.last_observation = Observation("error", name, message=message)
+    state.last_critique = None
+    entry.outcome, entry.observation = "error", message
 
 
 def _health_or_note(state: AgentState, target: AuditTarget,
@@ -299,18 +351,31 @@ def _health_or_note(state: AgentState, target: AuditTarget,
 
 
 def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[HealthSnapshot | None, list[str]]:
-    """Measure the collection's health and commit the anomalies against earlier runs' baseline."""
+    """Measure the collection's health (the whole collection, whatever the audit's window) and commit
+    the anomalies against earlier runs' baseline; a first run rebuilds that baseline from history."""
     options = state.options.health
     if not options.enabled or state.schema is None:
         return None, []
     context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
-    past = context.health if context is not None else []
-    snapshot = collect_health(target, state.schema, now=clock.now(), options=options,
-                              privacy=state.options.privacy, previous=past[-1] if past else None)
+    whole = target.whole_collection()
+    now = clock.now()
+    past = timeline(context.health if context is not None else [])
+    points: list[HealthSnapshot] = []
+    notes: list[str] = []
+    newest = newest_document(whole, state.schema, options, now)
+    if not past and options.backfill:
+        points, notes = backfill(whole, state.schema, now, options, state.options.privacy, newest[1])
+        past = points
+    snapshot = collect_health(whole, state.schema, now=now, options=options, privacy=state.options.privacy,
+                              previous=past[-1] if past else None, newest=newest)
     snapshot.usual_age_s = usual_age(past, snapshot.at, options)
-    findings, notes = anomaly_findings(detect(past, snapshot, options), snapshot,
-                                       where=(state.connection_name, state.database, state.collection),
-                                       context=context)
+    snapshot.scope = state.window.key if state.window is not None else None
+    snapshot.baseline_points = points
+    anomalies = detect(past, snapshot, options)
+    snapshot.anomalies = [anomaly_key(a) for a in anomalies]  # out of the baselines of later runs
+    findings, found_notes = anomaly_findings(anomalies, snapshot,
+                                             where=(state.connection_name, state.database, state.collection),
+                                             context=context)
     for finding in findings:
         declared = state.findings.get(finding.field, finding.category)
         if declared is not None and declared.rule is not None:
@@ -318,21 +383,23 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
         state.findings.upsert(finding)
         log.info("anomaly_committed", field=finding.field, category=finding.category.value,
                  severity=finding.severity.value)
-    return snapshot, notes
+    if points:
+        notes.append(f"no earlier run was stored: the volume and freshness baselines came from {len(points)} "
+                     f"intervals of the collection's own history ({points[0].time_source})")
+    return snapshot, [*notes, *found_notes]
 
 
 def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord,
-                  params: CountManyInput) -> tuple[int, list[str]]:
+                  params: CountManyInput) -> list[UnansweredCheck]:
     """Each counted filter of a batch is evidence exactly as a ``run_query`` of it would be: the
     same query-language match, counted over the whole collection, recorded with its count. Returns
-    how many of the batch's checks the engine refused, and the fields they were about."""
+    the batch's checks that got no answer (also kept in the state)."""
     fields: set[str] = set()
-    unchecked: set[str] = set()
-    refused = 0
+    unanswered: list[UnansweredCheck] = []
     for counted in result.counts:
-        if counted.error is not None:  # refused by the engine: no count, so no evidence either way
-            refused += 1
-            unchecked.update(filter_fields(decode(counted.filter)))
+        if counted.error is not None:  # no count, so no evidence either way
+            unanswered.append(UnansweredCheck(tool="count_many", fields=_check_fields(decode(counted.filter)),
+                                              reason=counted.error))
             continue
         key = filter_key(counted.filter)
         paths = sorted(filter_fields(decode(counted.filter)))
@@ -343,16 +410,72 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
     for spec, stats in zip(params.stats, result.stats, strict=True):
         state.statistics[stat_key(spec)] = stats
         if stats.error is not None:
-            refused += 1
-            unchecked.add(stats.field)
+            unanswered.append(UnansweredCheck(tool="count_many", fields=[stats.field], reason=stats.error))
             continue
         fields.add(stats.field)
         fields.update(filter_fields(decode(stats.filter_used or {})))
     state.fields_investigated.update(fields)
-    state.refused_checks += refused
-    state.unchecked_fields.update(unchecked)
+    state.unanswered += unanswered
     record.fields = sorted(fields)
-    return refused, sorted(unchecked)
+    return unanswered
+
+
+def _check_fields(query: Any) -> list[str]:
+    """The fields an unanswered check reads, to name it: its filter's paths and, for a cross-field
+    check, the ``"$path"`` references inside its ``$expr``."""
+    paths = set(filter_fields(query)) if isinstance(query, Mapping) else set()
+    stack: list[tuple[Any, bool]] = [(query, False)]
+    while stack:
+        item, in_expr = stack.pop()
+        if in_expr and isinstance(item, str) and len(item) > 1 and item[0] == "$" and item[1] != "$":
+            paths.add(item[1:])
+        elif isinstance(item, Mapping):
+            stack.extend((value, in_expr or key == "$expr") for key, value in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((value, in_expr) for value in item)
+    return sorted(paths)
+
+
+def _unanswered_batch(params: CountManyInput, exc: Exception) -> list[UnansweredCheck]:
+    """A batch that failed as a whole: each of its checks, with why."""
+    if isinstance(exc, QueryRejected):
+        reason = refusal_reason(exc)
+    elif isinstance(exc, QueryTimeout):
+        reason = "timed out"
+    elif isinstance(exc, QueryRefused):
+        reason = "refused by Argus's read-only guard"
+    else:
+        reason = "the read failed"
+    out = []
+    for query in params.queries:
+        try:
+            paths = _check_fields(decode(query.filter))
+        except (ValueError, TypeError):
+            paths = []
+        out.append(UnansweredCheck(tool="count_many", fields=paths, reason=reason))
+    out += [UnansweredCheck(tool="count_many", fields=[stat.field], reason=reason) for stat in params.stats]
+    return out
+
+
+def _server_notes(target: AuditTarget, state: AgentState) -> list[str]:
+    """How the reads degraded for what the server refused, and whether the request unit budget could hold."""
+    notes = list(target.notes)
+    if state.options.ru_budget is not None and target.refusals.refuses("getLastRequestStatistics") \
+            and not target.in_memory:
+        notes.append(f"the ru_budget of {state.options.ru_budget:g} RU was not enforced: the server does not "
+                     f"report request units")
+    return notes
+
+
+def _unanswered_note(unanswered: list[UnansweredCheck]) -> str:
+    """``3 planned check(s) went unanswered ...: qty, sku (the server refused $not); price (timed out)``."""
+    by_reason: dict[str, set[str]] = {}
+    for check in unanswered:
+        by_reason.setdefault(check.reason, set()).update(check.fields)
+    named = "; ".join(f"{', '.join(sorted(paths)) or 'a check'} ({reason})"
+                      for reason, paths in sorted(by_reason.items()))
+    return (f"{len(unanswered)} planned check(s) went unanswered, so the run is partial and resolves no earlier "
+            f"finding: {named}")
 
 
 def _contract_report(state: AgentState, findings: list[Any]) -> ContractReport | None:
@@ -380,10 +503,11 @@ def _stats_summary(result: StatsResult) -> str:
     return f"{result.operation} of {result.field} computed"
 
 
-def _commit_finding(state: AgentState, proposed: ProposedAction, gates: GateSet, entry: TraceEntry) -> None:
+def _commit_finding(state: AgentState, target: AuditTarget, proposed: ProposedAction, gates: GateSet,
+                    entry: TraceEntry) -> None:
     params = proposed.params
     assert isinstance(params, WriteFindingInput)
-    candidate = candidate_from(state.findings, params)
+    candidate = _counted_alone(state, target, candidate_from(state.findings, params))
     verdict = gates.finding.evaluate(candidate, state)
     state.evaluation_records.append(verdict)
     entry.finding_id = candidate.id
@@ -395,6 +519,9 @@ def _commit_finding(state: AgentState, proposed: ProposedAction, gates: GateSet,
         entry.outcome, entry.critique = "dismissed", critique
         log.info("finding_dismissed", field=candidate.field, category=candidate.category.value)
         return
+    if state.window is not None:
+        candidate = candidate.model_copy(update={"window": Window(field=state.window.field,
+                                                                  since=state.window.since)})
     state.findings.upsert(candidate)
     state.last_critique = None
     state.last_observation = Observation("finding_committed", "write_finding", result=candidate)
@@ -402,6 +529,42 @@ def _commit_finding(state: AgentState, proposed: ProposedAction, gates: GateSet,
     entry.observation = f"{candidate.category.value} on {candidate.field}: {candidate.affected_count} documents"
     log.info("finding_committed", field=candidate.field, category=candidate.category.value,
              severity=candidate.severity.value, affected_count=candidate.affected_count)
+
+
+def _counted_alone(state: AgentState, target: AuditTarget, candidate: Finding) -> Finding:
+    """On a server, a count from a batched pass is not taken on trust: the finding's evidence query
+    is counted on its own (``count_documents``) before the gate sees it, and that count is the
+    finding's. Where the two differ (a server's bug, a stage it evaluates differently) it is noted.
+    The in-memory engine answers both from one evaluator, so there they cannot differ."""
+    try:
+        key = filter_key(candidate.evidence_query)
+    except (ValueError, TypeError):
+        return candidate  # the gate says why
+    batched = state.evidence_counts.get(key)
+    if target.in_memory or batched is None or key in state.evidence_alone:
+        return candidate
+    what = f"{candidate.field} {candidate.category.value}"
+    try:
+        alone = target.count_documents(decode(candidate.evidence_query))
+    except TargetUnavailable as exc:
+        raise _Stop("error", str(exc)) from exc
+    except (ToolError, QueryRefused, ValueError, TypeError) as exc:
+        state.notes.append(f"the evidence query of {what} could not be counted on its own ({type(exc).__name__}): "
+                           f"the finding carries the batched pass's count")
+        return candidate
+    state.evidence_counts[key] = alone
+    state.evidence_alone.add(key)
+    if alone == batched or candidate.affected_count != batched:
+        return candidate
+    state.notes.append(f"the evidence query of {what} counts {alone:,} documents on its own where the batched pass "
+                       f"counted {batched:,}: the finding carries {alone:,}")
+    size = max(state.collection_size, 1)
+    described = f"{batched:,} of {size:,} documents ({batched / size:.2%})"
+    description = candidate.description
+    if description.startswith(described):
+        description = f"{alone:,} of {size:,} documents ({alone / size:.2%})" + description[len(described):]
+    return candidate.model_copy(update={"affected_count": alone, "affected_pct": round(min(alone / size, 1.0), 6),
+                                        "description": description})
 
 
 def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], *, started_at: Any,
@@ -412,7 +575,7 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
     masker = Masker(state.options.privacy, categorical_values(state.schema))
     findings = [masker.finding(f) for f in state.findings]
     dismissed = [d.model_copy(update={"finding": masker.finding(d.finding)}) for d in state.dismissed_findings]
-    notes: list[str] = list(dict.fromkeys(state.planner_notes))
+    notes: list[str] = list(dict.fromkeys([*state.planner_notes, *state.notes]))
     if reason == "iteration_budget":
         notes.append(f"iteration budget of {state.options.max_iterations} ran out before the audit concluded")
     elif reason == "time_budget":
@@ -425,11 +588,11 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         if reason == "llm_budget" and note:
             llm.summary.budget_exhausted = note
         notes += [n for n in llm.notes() if n not in notes]
-    if state.refused_checks:
-        where = sorted(state.unchecked_fields)
-        notes.append(f"the database engine refused {state.refused_checks} check(s) (an operator or a type it does "
-                     f"not support){' on ' + ', '.join(where) if where else ''}: they were not counted, so the run "
-                     f"is partial and resolves no earlier finding")
+    if state.unanswered:
+        notes.append(_unanswered_note(state.unanswered))
+    unprofiled = state.schema.not_profiled() if state.schema is not None else None
+    if unprofiled:
+        notes.append(f"{unprofiled}: those fields were not checked, so the run is partial")
     cost = database_cost or DatabaseCost()
     if cost.throttled:
         notes.append(f"the server throttled {cost.throttled} request(s) (code 16500, TooManyRequests); "
@@ -441,12 +604,14 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         collection=state.collection, planner=planner.name, model=planner.model,
         started_at=started_at, finished_at=finished_at, duration_s=duration_s,
         outcome=outcome, termination_reason=reason, error=error, iterations=state.iteration,
-        options=state.options, documents_sampled=state.documents_sampled, collection_size=state.collection_size,
+        options=state.options, documents_sampled=state.documents_sampled,
+        collection_size=state.total_documents if state.total_documents is not None else state.collection_size,
+        window=state.window,
         fields_total=len(fields), fields_investigated=sum(1 for f in fields if f in state.fields_investigated),
         findings=findings, dismissed_findings=dismissed, trace=[masker.trace_entry(e) for e in trace],
         evaluations=state.evaluation_records, token_usage=llm.total if llm else state.total_usage,
         cost_usd=round(llm.cost_usd, 6) if llm else 0.0, llm=llm.report() if llm else None, notes=notes,
-        database_cost=cost, contract=contract,
+        database_cost=cost, contract=contract, unanswered_checks=list(state.unanswered),
     )
     # Replay needs the evidence as it was run: kept in memory only, for the next run in this process.
     report.replay_evidence.update({raw.id: raw.evidence_query for raw, written in zip(state.findings, findings,

@@ -9,9 +9,20 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.findings import Severity
 from agent.health.models import HealthOptions
 
-__all__ = ["AuditOptions", "PrivacyMode"]
+__all__ = ["AuditOptions", "PrivacyMode", "ScopeOptions"]
 
 PrivacyMode = Literal["strict", "shapes", "full"]
+
+
+class ScopeOptions(BaseModel):
+    """A scoped audit reads documents ``since_s`` back from its start, on ``field`` (None: ``_id``'s
+    ObjectId time); see ``agent.window``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    field: str | None = Field(None, description="a date field recording when a document arrived; default: the "
+                                                "ObjectId time of _id")
+    since_s: float = Field(gt=0, description="the window reaches this many seconds back from the run's start")
 
 
 class AuditOptions(BaseModel):
@@ -29,3 +40,4 @@ class AuditOptions(BaseModel):
                                                              "partial (reason ru_budget); None: unlimited")
     fail_on: Severity | None = Severity.HIGH
     health: HealthOptions = Field(default_factory=HealthOptions)
+    scope: ScopeOptions | None = Field(None, description="read only recent documents; None: the whole collection")

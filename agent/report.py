@@ -17,9 +17,10 @@ from agent.history import RunDiff
 from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
 from agent.secrets import SECRETS
-from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, Verdict
+from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, UnansweredCheck, Verdict
 from agent.tools.accounting import DatabaseCost
 from agent.tools.registry import ActionName
+from agent.window import AuditWindow
 
 __all__ = ["ARGUS_VERSION", "AuditReport", "Outcome", "TerminationReason", "TraceEntry"]
 
@@ -79,6 +80,9 @@ class AuditReport(BaseModel):
     options: AuditOptions
     documents_sampled: int
     collection_size: int
+    window: AuditWindow | None = Field(None, description="a scoped audit: the documents it read (field, since, "
+                                                         "count, whether an index leads with the field); None: "
+                                                         "the whole collection")
     fields_total: int
     fields_investigated: int
     findings: list[Finding] = Field(default_factory=list)
@@ -93,6 +97,9 @@ class AuditReport(BaseModel):
                                         description="operations sent to the audited database, passes, documents "
                                                     "examined, throttles, Cosmos DB request units")
     notes: list[str] = Field(default_factory=list)
+    unanswered_checks: list[UnansweredCheck] = Field(
+        default_factory=list, description="planned checks that got no answer (refused, timed out, not asked within "
+                                          "the budgets): the run is partial and a baseline only for the others")
     diff: RunDiff | None = Field(None, description="against the previous successful run, once stored")
     health: HealthSnapshot | None = Field(None, description="the collection's volume, freshness and field shares, "
                                                             "measured during this run")

@@ -16,6 +16,7 @@ from agent.options import AuditOptions
 from agent.tools.models import LookupResult, SchemaSampleResult, StatsResult
 from agent.tools.registry import ActionName
 from agent.tools.write_finding import FindingsCollector
+from agent.window import AuditWindow
 
 __all__ = [
     "AgentAction",
@@ -26,6 +27,7 @@ __all__ = [
     "QueryRecord",
     "RuleResult",
     "TokenUsage",
+    "UnansweredCheck",
     "Verdict",
 ]
 
@@ -98,6 +100,15 @@ class QueryRecord(BaseModel):
     hints: list[str] = Field(default_factory=list, description="why a query that matched nothing may be wrong")
 
 
+class UnansweredCheck(BaseModel):
+    """A check a planner planned that got no answer (refused, timed out, not asked within the run's
+    budgets): absence proves nothing for it, so the run is partial. Field names and a reason only."""
+
+    tool: ActionName
+    fields: list[str] = Field(default_factory=list)
+    reason: str
+
+
 @dataclass
 class Observation:
     """What the last action produced, handed to the planner on its next turn."""
@@ -118,16 +129,18 @@ class AgentState:
 
     iteration: int = 0
     documents_sampled: int = 0
-    collection_size: int = 0
+    collection_size: int = 0                     # the denominator of shares: the window's documents when scoped
+    total_documents: int | None = None           # a scoped audit: the whole collection's
+    window: AuditWindow | None = None
     schema: SchemaSampleResult | None = None
 
     queries_run: list[QueryRecord] = field(default_factory=list)
     executed_keys: dict[str, int] = field(default_factory=dict)
     evidence_counts: dict[str, int] = field(default_factory=dict)
+    evidence_alone: set[str] = field(default_factory=set)  # ... of which counted by a query of its own
     fields_investigated: set[str] = field(default_factory=set)
-    refused_checks: int = 0                      # counts and statistics the engine refused to run
+    unanswered: list[UnansweredCheck] = field(default_factory=list)  # planned checks that got no answer
     planner_notes: list[str] = field(default_factory=list)  # checks the planner left out, and why (its conclusion)
-    unchecked_fields: set[str] = field(default_factory=set)  # ... and the fields they were about
 
     history: list[AgentAction] = field(default_factory=list)
     last_observation: Observation | None = None
@@ -140,6 +153,7 @@ class AgentState:
     total_usage: TokenUsage = field(default_factory=TokenUsage)
     usage_per_iteration: list[TokenUsage] = field(default_factory=list)
     historical_context: Any = None
+    notes: list[str] = field(default_factory=list)  # for the report: what the run met on its way
 
     contract: Contract | None = None             # what the user declares of this collection
     declared: Declared | None = None             # ... compiled against the sample (set with it)
@@ -154,6 +168,9 @@ class AgentState:
         """What the run has counted so far, as a contract's verdicts read it."""
         return Recorded(counts=self.evidence_counts, statistics=self.statistics, lookups=self.lookups,
                         collection_size=self.collection_size)
+    def unanswered_fields(self) -> set[str]:
+        """Fields a planned check was about that got no answer: attempted, not covered."""
+        return {path for check in self.unanswered for path in check.fields}
 
     def auditable_fields(self) -> list[str]:
         """Sampled paths a query can reach, without ``_id``: the denominator of field coverage."""

@@ -2,10 +2,11 @@
 """Fault benchmark: real `argus daemon` processes put through kills, crashes and costly queries.
 
 Each fault in ``FAULTS`` runs against its own PostgreSQL database (an embedded server in a scratch
-directory) and prints one line: runs triggered / stored / lost, alerts queued / delivered /
-doubled, and the longest run against its time budget. A run is *lost* when an audit started and
+directory) and prints one line: runs triggered / stored / lost / failed, alerts queued /
+delivered / doubled, and the longest run against its time budget. A run is *lost* when an audit started and
 nothing of it was stored (not even as failed); an alert is *doubled* when the receiver got it more
-than once. Target: 0 lost, 0 doubled, no run longer than its budget + 10 s. Exits 1 when a fault
+than once. Target: 0 lost, 0 failed (an audit that crashed, not one whose daemon died), 0 doubled, no run
+longer than its budget + 10 s. Exits 1 when a fault
 misses the target, 2 when nothing was measured.
 
 Usage: python bench/faults.py [--only NAME ...]
@@ -132,9 +133,12 @@ def _llm_scene(scene: Scene, replies: list[Any], *, docs: str, budget: str, name
 
 
 def _catastrophic_regex(scene: Scene) -> None:
-    # Polynomial backtracking the guard lets through (it refuses the exponential kind, ^(a+)+$).
-    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "a.*a.*a.*a.*a.*b"}}, "limit": 0})],
-               docs="".join(f'{{"order_no": "O-{i}", "email": "{"a" * 400}!"}}\n' for i in range(50)), budget="5s")
+    # A search the guard lets through (its cost is judged per starting position) that the engine's
+    # regex restarts at each of 60,000 blanks: half a minute per value (the guard refuses ^.*a.*a.*b$ and
+    # ^(a+)+$). Each value differs: the engine memoises a pattern's verdict per value within a read.
+    _llm_scene(scene, [tool_reply("run_query", {"filter": {"email": {"$regex": "\\s+[xy]"}}, "limit": 0})],
+               docs="".join(f'{{"order_no": "O-{i}", "email": "{" " * 60_000}!{i}"}}\n' for i in range(50)),
+               budget="5s")
 
 
 def _huge_unwind(scene: Scene) -> None:
@@ -151,6 +155,28 @@ def _nested_filter(scene: Scene) -> None:
                docs="".join(f'{{"order_no": "O-{i}", "qty": {i % 5}}}\n' for i in range(100)), budget="30s")
 
 
+_ORDERS = "".join(f'{{"order_no": "O-{i}", "qty": {i % 5}, "sku": "S-{i % 7}"}}\n' for i in range(100))
+
+
+def _hostile_answer(tool: str, arguments: Any) -> Callable[[Scene], None]:
+    """A model answer that once ended the audit with an exception (the daemon stored it as failed)."""
+    return lambda scene: _llm_scene(scene, [tool_reply(tool, arguments)], docs=_ORDERS, budget="30s")
+
+
+def _file_scene(docs: str) -> Callable[[Scene], None]:
+    """A file whose lines once ended the file audit (the daemon stored it as failed)."""
+    return lambda scene: _llm_scene(scene, [], docs=docs, budget="30s")
+
+
+# Every pattern that reached the wire though PCRE backtracks on it for minutes: the issue's eight, then
+# the classes PCRE reads wider than Python (\W, \S, \D, \v) and a POSIX class Python reads as characters.
+_PCRE_SLOW = [r"^(?:a?){28}a{28}$", r"^(ab?|b)+$", r"^(a[bc]?|b)*$", r"^(a|[ab])+$", r"^(\d|[0-9])+$",
+              r"^(\w|\d)+$", "^([\u0100-\u0102]|[\u0101-\u0103])+$", r"^.*a.*a.*a.*a.*a.*b$",
+              r"^(\W|é)+$", r"^(\S|\xa0)+$", "^(\\D|\u0663)+$", r"^(\v|\n)+$", r"^([[:digit:]]|1)+$"]
+_SNAN = ('{"_id": 99, "qty": {"$numberDecimal": "sNaN"}}\n{"_id": 100, "qty": {"$numberDecimal": "-sNaN"}}\n'
+         + _ORDERS)
+_NESTED_5000 = '{"filter": ' + '{"$and": [' * 5000 + '{"qty": 1}' + ']}' * 5000 + ', "limit": 0}'
+
 FAULTS: list[Fault] = [
     Fault("sigkill-mid-audit", _sigkill_mid_audit),
     Fault("sigterm-mid-audit", _sigterm_mid_audit),
@@ -158,6 +184,19 @@ FAULTS: list[Fault] = [
     Fault("in-memory-catastrophic-regex", _catastrophic_regex),
     Fault("in-memory-unwind-100k", _huge_unwind),
     Fault("llm-filter-nested-200", _nested_filter),
+    Fault("llm-arguments-nested-5000", _hostile_answer("run_query", _NESTED_5000)),
+    Fault("llm-value-filter-regex", _hostile_answer("get_stats", {"field": "sku", "operation": "value_counts",
+                                                                  "value_filter": {"$regex": "^S"}})),
+    Fault("llm-integer-beyond-int64", _hostile_answer("run_query", {"filter": {"qty": 99999999999999999999999},
+                                                                    "limit": 0})),
+    Fault("llm-integer-beyond-int64-in", _hostile_answer(
+        "run_query", {"filter": {"qty": {"$in": [1, 99999999999999999999999]}}, "limit": 0})),
+    Fault("llm-nul-in-a-key", _hostile_answer("run_query", {"filter": {"sku": {"a\x00b": 1}}, "limit": 0})),
+    Fault("llm-nul-in-a-pattern", _hostile_answer(
+        "run_query", {"filter": {"sku": {"$regularExpression": {"pattern": "a\x00", "options": ""}}}, "limit": 0})),
+    *[Fault(f"llm-regex-pcre-{i}", _hostile_answer("run_query", {"filter": {"sku": {"$regex": pattern}}, "limit": 0}))
+      for i, pattern in enumerate(_PCRE_SLOW)],
+    Fault("file-snan-decimal", _file_scene(_SNAN)),
 ]
 # Model-endpoint faults (a server answering 500, 429 with Retry-After, a non-JSON 200, nothing at
 # all, one byte at a time) belong here too, as Fault(name, scene function) entries built on
@@ -176,12 +215,15 @@ class Measured:
     doubled: int
     longest_s: float
     budget_s: float
+    failed: int = 0  # runs stored as failed for another reason than their daemon dying (an audit that crashed)
 
     def ok(self) -> bool:
-        return self.lost == 0 and self.doubled == 0 and self.longest_s <= self.budget_s + GRACE_S
+        return self.lost == 0 and self.doubled == 0 and self.failed == 0 and \
+            self.longest_s <= self.budget_s + GRACE_S
 
     def line(self, name: str) -> str:
-        return (f"{name:30s} runs triggered {self.triggered} / stored {self.stored} / lost {self.lost}   "
+        return (f"{name:30s} runs triggered {self.triggered} / stored {self.stored} / lost {self.lost} / "
+                f"failed {self.failed}   "
                 f"alerts queued {self.queued} / delivered {self.delivered} / doubled {self.doubled}   "
                 f"longest run {self.longest_s:.1f}s vs budget {self.budget_s:.0f}s   "
                 f"{'ok' if self.ok() else 'MISSED'}")
@@ -190,8 +232,8 @@ class Measured:
 def measure(scene: Scene, dsn: str) -> Measured:
     started = {e["run_id"] for d in scene.daemons for e in d.events() if e["event"] == "audit_started"}
     with psycopg.connect(dsn) as conn:
-        runs = conn.execute("select id::text, duration_s, error, (report->'options'->>'time_budget_s')::float "
-                            "from runs").fetchall()
+        runs = conn.execute("select id::text, duration_s, error, (report->'options'->>'time_budget_s')::float, "
+                            "outcome from runs").fetchall()
         queued, delivered = conn.execute("select count(*), count(*) filter (where status = 'delivered') "
                                          "from alert_outbox").fetchone() or (0, 0)
     stored = {r[0] for r in runs}
@@ -201,7 +243,8 @@ def measure(scene: Scene, dsn: str) -> Measured:
     return Measured(triggered=len(started | stored), stored=len(stored), lost=len(started - stored),
                     queued=int(queued), delivered=int(delivered),
                     doubled=sum(n - 1 for n in received.values()), longest_s=float(longest),
-                    budget_s=float(budget or 0.0))
+                    budget_s=float(budget or 0.0),
+                    failed=sum(1 for r in runs if r[4] == "failed" and not str(r[2] or "").startswith("lost: ")))
 
 
 def main() -> int:

@@ -6,8 +6,12 @@ Extended JSON lines files of hostile documents (deep nesting, DBRef and code val
 outside years 1-9999, an array of 100,000 objects, strings of 150,000 characters, an invalid
 $oid). Each file is audited with the real CLI (`argus audit --file`, heuristic planner) in its own
 process. Prints payloads refused / total, then per file: outcome and wall time, and the slowest.
-Exits non-zero when a payload passes or raises anything else, when a file ends in `internal
-error`, a hang past the budget, or no `file:line` error where one is due, or when nothing ran.
+Then each model answer that once ended an audit (integers beyond int64, NUL in a key or a pattern,
+a bare regex as value_filter, arguments nested 5,000 deep, patterns PCRE backtracks on) is sent by a
+local model endpoint to `argus audit --planner hybrid` over real pymongo (a scripted wire-protocol
+server). Exits non-zero when a payload passes or raises anything else, when a file ends in `internal
+error`, a hang past the budget, or no `file:line` error where one is due, when an answer's audit
+fails or ends past budget + 10 s, or when nothing ran.
 
 Usage: python bench/hostile.py [--budget 20]
 """
@@ -16,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -97,6 +103,80 @@ def _files() -> dict[str, tuple[list[str] | bytes, str | None]]:
     }
 
 
+def _deep_filter(levels: int) -> str:
+    return '{"filter": ' + '{"$and": [' * levels + '{"qty": 1}' + ']}' * levels + ', "limit": 0}'
+
+
+def _answers() -> dict[str, Any]:
+    """name → what the model answers once (a tool call's arguments as text): each once ended the audit
+    with an exception, or sent a pattern to the server that PCRE takes minutes on."""
+    big = 99999999999999999999999
+    regexes = [r"^(?:a?){28}a{28}$", r"^(ab?|b)+$", r"^(a[bc]?|b)*$", r"^(a|[ab])+$", r"^(\d|[0-9])+$",
+               r"^(\w|\d)+$", "^([\u0100-\u0102]|[\u0101-\u0103])+$", r"^.*a.*a.*a.*a.*a.*b$",
+               # classes PCRE reads wider than Python (\W \S \D \v), and a POSIX class Python reads as characters
+               r"^(\W|é)+$", r"^(\S|\xa0)+$", "^(\\D|\u0663)+$", r"^(\v|\n)+$", r"^([[:digit:]]|1)+$"]
+    answers: dict[str, Any] = {
+        "integer_beyond_int64": ("run_query", {"filter": {"qty": big}, "limit": 0}),
+        "integer_beyond_int64_in": ("run_query", {"filter": {"qty": {"$in": [1, big]}}, "limit": 0}),
+        "nul_in_a_key": ("run_query", {"filter": {"sku": {"a\x00b": 1}}, "limit": 0}),
+        "nul_in_a_pattern": ("run_query", {"filter": {"sku": {"$regularExpression": {"pattern": "a\x00",
+                                                                                     "options": ""}}}, "limit": 0}),
+        "value_filter_regex": ("get_stats", {"field": "sku", "operation": "value_counts",
+                                             "value_filter": {"$regex": "^S"}}),
+        "arguments_nested_5000": ("run_query", _deep_filter(5000)),
+    }
+    answers.update({f"regex_{i}": ("run_query", {"filter": {"sku": {"$regex": r}}, "limit": 0})
+                    for i, r in enumerate(regexes)})
+    return answers
+
+
+def _model_answers(budget: float, quick: bool, problems: list[str]) -> tuple[int, int]:
+    """Each hostile answer, in an `argus audit --planner hybrid` process over real pymongo (a scripted
+    server speaking the wire protocol): the audit must end with a report, within budget + 10 s, and a
+    pattern PCRE backtracks on must be refused before it reaches the wire."""
+    sys.path.insert(0, str(ROOT))
+    from agent.llm.local_server import LocalChatServer, tool_reply
+    from tests.agent.tools.test_wire_server import ScriptedServer
+
+    answers = _answers()
+    names = ["value_filter_regex", "integer_beyond_int64"] if quick else list(answers)
+    handled = 0
+    wire = ScriptedServer()
+    uri = wire.start()
+    try:
+        for name in names:
+            tool, arguments = answers[name]
+            chat = LocalChatServer([tool_reply(tool, arguments)], default=tool_reply("conclude", {})).start()
+            started = time.monotonic()
+            try:
+                done = subprocess.run([sys.executable, "-m", "daemon.cli", "audit", "--no-store", "--uri", uri,
+                                       "--database", "db", "--collection", "items", "--planner", "hybrid",
+                                       "--model", "m", "--base-url", chat.base_url, "--format", "json",
+                                       "--fail-on", "none", "--time-budget", str(budget)],
+                                      cwd=ROOT, capture_output=True, text=True, timeout=budget * 3,
+                                      env={**os.environ, "ARGUS_LLM_MAX_RETRIES": "0"})
+            except subprocess.TimeoutExpired:
+                problems.append(f"{name}: no answer within {budget * 3:.0f} s")
+                continue
+            finally:
+                chat.stop()
+            seconds = time.monotonic() - started
+            report = json.loads(done.stdout) if done.returncode in (0, 3) and done.stdout.strip() else None
+            step = next((t for t in report["trace"] if t["proposed_by"] == "model"), None) if report else None
+            ok = report is not None and report["outcome"] != "failed" and seconds < budget + 10
+            if name.startswith("regex_"):  # the scripted server answers any pattern: refused is the only pass
+                ok = ok and step is not None and step["outcome"] == "rejected"
+            what = (f"{report['outcome']}, the answer {step['outcome'] if step else 'invalid (no step)'}"
+                    if report else f"exit {done.returncode}: {done.stderr.strip()[-120:]}")
+            handled += ok
+            print(f"  {name:26s} {seconds:6.1f} s  {what}")
+            if not ok:
+                problems.append(f"{name}: {what}")
+    finally:
+        wire.close()
+    return handled, len(names)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--budget", type=float, default=20.0, help="audit time budget in seconds")
@@ -127,7 +207,7 @@ def main() -> int:
                 ok = done.returncode == 2 and f"{name}.jsonl{error}" in done.stderr.replace("\n", "")
                 outcome = "file:line error" if ok else f"exit {done.returncode}: {done.stderr.strip()[-120:]}"
             else:
-                report = json.loads(done.stdout) if done.returncode == 0 and done.stdout.strip() else None
+                report = json.loads(done.stdout) if done.returncode in (0, 3) and done.stdout.strip() else None
                 ok = report is not None and report["error"] is None and seconds < args.budget + 15
                 outcome = (f"{report['outcome']} ({report['termination_reason']}, audit {report['duration_s']:.1f} s)"
                            if report else f"exit {done.returncode}: {done.stderr.strip()[-120:]}")
@@ -139,9 +219,12 @@ def main() -> int:
                 problems.append(f"{name}: {outcome}")
     print(f"hostile documents: {audited}/{len(files)} handled; slowest {slowest[0]} {slowest[1]:.1f} s "
           "(process wall time, load included)")
+    print("hostile model answers (argus audit --planner hybrid over the wire protocol):")
+    answered, asked = _model_answers(args.budget, args.quick, problems)
+    print(f"hostile model answers: {answered}/{asked} ended with a report within budget + 10 s")
     for problem in problems:
         print(f"PROBLEM {problem}")
-    return 1 if problems or total == 0 or audited == 0 else 0
+    return 1 if problems or total == 0 or audited == 0 or answered == 0 else 0
 
 
 if __name__ == "__main__":

@@ -78,15 +78,15 @@ class Channel(_Model):
 
     def resolve_url(self) -> SecretStr:
         """The URL, read now (a rotated secret file is picked up); raises ``ArgusError``."""
-        return _read(self.url, self.url_env, self.url_file, "URL")
+        return _read(self.url, self.url_env, self.url_file, "URL", "url_file")
 
     def resolve_secret(self) -> bytes | None:
         if self.secret_env is None and self.secret_file is None:
             return None
-        return _read(None, self.secret_env, self.secret_file, "HMAC key").get_secret_value().encode()
+        return _read(None, self.secret_env, self.secret_file, "HMAC key", "secret_file").get_secret_value().encode()
 
 
-def _read(inline: str | None, env: str | None, file: Path | None, what: str) -> SecretStr:
+def _read(inline: str | None, env: str | None, file: Path | None, what: str, key: str) -> SecretStr:
     if inline is not None:
         return SecretStr(inline)
     if env is not None:
@@ -96,12 +96,12 @@ def _read(inline: str | None, env: str | None, file: Path | None, what: str) -> 
         SECRETS.register(value)
         return SecretStr(value)
     assert file is not None
-    try:
+    try:  # the path is not named: where secrets are kept is for the schedules file's readers
         value = file.read_text().strip()
     except OSError as exc:
-        raise ArgusError(f"cannot read the {what} from {file}: {exc.strerror}") from None
+        raise ArgusError(f"cannot read the {what} from the file {key} names: {exc.strerror}") from None
     if not value:
-        raise ArgusError(f"{file} (the {what}) is empty")
+        raise ArgusError(f"the file {key} names (the {what}) is empty")
     SECRETS.register(value)
     return SecretStr(value)
 

@@ -89,9 +89,12 @@ def load_contract(path: str | Path, *, shown_as: str | None = None, collection: 
     contract that describes several."""
     file = Path(path)
     try:
-        raw = file.read_bytes()
+        raw = _read(file)
     except OSError as exc:
         raise ContractError([f"{file}: cannot read the contract: {exc.strerror}"]) from None
+    if len(raw) > MAX_CONTRACT_BYTES:
+        raise ContractError([f"{file}:1: the contract is over {MAX_CONTRACT_BYTES // 1024 // 1024} MiB, more than "
+                             f"any contract needs; refused"])
     try:
         document = read_yaml(file, raw)
     except YamlError as exc:
@@ -103,9 +106,18 @@ def load_contract(path: str | Path, *, shown_as: str | None = None, collection: 
 def contract_digest(path: str | Path) -> str:
     """A digest of a contract file's bytes ('' when it cannot be read): reloads compare it."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return hashlib.sha256(_read(Path(path))).hexdigest()
     except OSError:
         return ""
+
+
+MAX_CONTRACT_BYTES = 1024 * 1024  # a contract of a thousand rules takes about 100 KB
+
+
+def _read(file: Path) -> bytes:
+    """At most one byte more than a contract may hold: a huge file is refused, not read into memory."""
+    with file.open("rb") as handle:
+        return handle.read(MAX_CONTRACT_BYTES + 1)
 
 
 def parse_contract(data: Any, *, file: Path | str, lines: Lines, source: str, base: tuple[Any, ...] = (),

@@ -16,8 +16,9 @@ Connection URIs never appear in the file itself: they come from an environment v
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
-from datetime import timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -35,25 +36,39 @@ from pydantic import (
 )
 
 from agent.contracts.model import Contract
-from agent.durations import format_duration, parse_duration
+from agent.durations import format_duration, parse_duration, shortened
 from agent.errors import ArgusError
 from agent.findings import Severity
-from agent.health.models import HealthOptions
+from agent.health.models import ExcludedSpan, HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
-from agent.options import AuditOptions, PrivacyMode
+from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.settings import check_mongodb_uri
-from config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
+from config.yaml_source import (
+    MAX_NODES,
+    Lines,
+    TooManyValues,
+    YamlError,
+    line_for,
+    nearest,
+    problem_order,
+    read_yaml,
+    where,
+)
 
 __all__ = [
+    "MAX_FILE_BYTES",
     "AuditSettings",
     "Connection",
     "CronTrigger",
+    "FileVersion",
     "IntervalTrigger",
     "Schedule",
     "ScheduleError",
     "ScheduleSet",
+    "ScopeSettings",
+    "file_version",
     "format_duration",
     "load_schedules",
     "parse_cron",
@@ -214,6 +229,42 @@ Trigger = Annotated[Annotated[CronTrigger, Tag("cron")] | Annotated[IntervalTrig
                     Discriminator(_trigger_tag)]
 
 
+class ExcludeSetting(_Model):
+    """One ``health.exclude`` span: ``{start: 2026-12-24, end: 2026-12-27, reason: holidays}``. A date
+    is midnight UTC; a time without a zone is UTC."""
+
+    start: datetime = Field(description="when the span begins")
+    end: datetime = Field(description="when it ends (after start)")
+    reason: str | None = Field(None, description="why, for whoever reads the schedules (planned maintenance, "
+                                                 "holidays)")
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _moment(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                value = datetime.fromisoformat(value.strip())
+            except ValueError:
+                raise ValueError(f"{shortened(value)} is not a date or a time (e.g. 2026-12-24 or "
+                                 f"2026-12-24T02:00:00Z)") from None
+        if isinstance(value, date) and not isinstance(value, datetime):
+            return datetime(value.year, value.month, value.day, tzinfo=UTC)
+        if isinstance(value, datetime) and value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value
+
+    @field_validator("start", "end")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ExcludeSetting:
+        if self.end <= self.start:
+            raise ValueError(f"end ({self.end:%Y-%m-%d %H:%M}) must be after start ({self.start:%Y-%m-%d %H:%M})")
+        return self
+
+
 class HealthSettings(_Model):
     """``health:`` of a schedule or of ``defaults``; a schedule changes only the keys it names."""
 
@@ -227,6 +278,11 @@ class HealthSettings(_Model):
     seasonality: Literal["auto", "off"] = Field("auto", description="auto: compare a weekday with the same "
                                                                      "weekday once the window holds three of them")
     field_metrics: bool = Field(False, description="export per-field null shares as metrics")
+    backfill: bool = Field(True, description="the first run builds the volume and freshness baselines from the "
+                                             "time field's history")
+    exclude: list[ExcludeSetting] = Field(default_factory=list, description="spans (planned maintenance, holidays) "
+                                                                            "that neither raise anomalies nor enter "
+                                                                            "a baseline")
 
     @field_validator("cadence", mode="before")
     @classmethod
@@ -237,7 +293,53 @@ class HealthSettings(_Model):
         return HealthOptions(enabled=self.enabled, time_field=self.time_field,
                              cadence_s=self.cadence.total_seconds() if self.cadence else None, window=self.window,
                              min_history=self.min_history, sensitivity=self.sensitivity,
-                             seasonality=self.seasonality, field_metrics=self.field_metrics)
+                             seasonality=self.seasonality, field_metrics=self.field_metrics, backfill=self.backfill,
+                             exclude=[ExcludedSpan(start=e.start, end=e.end, reason=e.reason) for e in self.exclude])
+
+
+class ScopeSettings(_Model):
+    """``scope:`` of a schedule or of ``defaults``: audit only recent documents; a schedule changes
+    only the keys it names. ``full_every`` runs an audit of the whole collection on that cadence."""
+
+    enabled: bool = Field(True, description="false: this schedule audits the whole collection whatever the "
+                                            "defaults' scope")
+    field: str | None = Field(None, description="date field recording when a document arrived "
+                                                "(default: the ObjectId time of _id)")
+    since: timedelta | None = Field(None, description="how far back the window reaches, e.g. 24h")
+    full_every: timedelta | None = Field(None, description="an unscoped audit at least this often, e.g. 7d")
+
+    @field_validator("since", "full_every", mode="before")
+    @classmethod
+    def _durations(cls, value: Any) -> Any:
+        return None if value is None else parse_duration(value)
+
+    @field_validator("since", "full_every")
+    @classmethod
+    def _positive(cls, value: timedelta | None) -> timedelta | None:
+        if value is not None and value <= timedelta(0):
+            raise ValueError("must be longer than zero (e.g. 24h)")
+        return value
+
+    @field_validator("field")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[^$.\x00][^.\x00]*(\.[^$.\x00][^.\x00]*)*", value):
+            raise ValueError(f"{value!r} is not a field path (dot notation, no '$')")
+        return value
+
+    def for_run(self, last_full: datetime | None, now: datetime) -> tuple[ScopeOptions | None, str | None]:
+        """This run's window (None: the whole collection), and a note saying why a scoped schedule
+        audits everything this time."""
+        if not self.enabled or self.since is None:
+            return None, None
+        if self.full_every is not None:
+            if last_full is None:
+                return None, (f"a full audit (scope.full_every {format_duration(self.full_every)}): no full audit of "
+                              f"this collection is stored yet")
+            if now - last_full >= self.full_every:
+                return None, (f"a full audit (scope.full_every {format_duration(self.full_every)}): the last was "
+                              f"{format_duration(now - last_full)} ago")
+        return ScopeOptions(field=self.field, since_s=self.since.total_seconds()), None
 
 
 class AuditSettings(_Model):
@@ -263,6 +365,8 @@ class AuditSettings(_Model):
                                                             "drift); only the keys given override the defaults")
     contract: dict[str, Any] | str | None = Field(None, description="a data contract: a file (relative to the "
                                                                    "schedules file) or the rules inline")
+    scope: ScopeSettings | None = Field(None, description="audit only recent documents (field, since), with a full "
+                                                          "audit every full_every; only the keys given override")
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -299,11 +403,12 @@ class Connection(_Model):
                 raise ArgusError(f"{where}environment variable {self.uri_env} is not set")
             return SecretStr(check_mongodb_uri(value, f"{where}uri_env {self.uri_env}"))
         if self.uri_file is not None:
+            # The path is not named: where secrets are kept is for the file's readers, not for /status.
             try:
                 text = self.uri_file.read_text()
             except OSError as exc:
-                raise ArgusError(f"{where}cannot read {self.uri_file}: {exc.strerror}") from None
-            return SecretStr(check_mongodb_uri(text, f"{where}uri_file {self.uri_file}"))
+                raise ArgusError(f"{where}uri_file: cannot read the file it names: {exc.strerror}") from None
+            return SecretStr(check_mongodb_uri(text, f"{where}uri_file"))
         raise ArgusError("this connection reads files, not a URI")
 
 
@@ -328,6 +433,7 @@ class Schedule(_Model):
     labels: dict[str, str] | None = None
     health: HealthSettings | None = None
     contract: dict[str, Any] | str | None = None
+    scope: ScopeSettings | None = None
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -369,6 +475,10 @@ class _File(_Model):
                 problems.append((i, "connection", f"{s.connection!r} is not a connection (known: {known})"))
             if s.trigger is None and self.defaults.trigger is None:
                 problems.append((i, "trigger", "no trigger here and none in defaults"))
+            scope = {**_given(self.defaults.scope), **_given(s.scope)}
+            if scope and scope.get("enabled", True) and scope.get("since") is None:
+                problems.append((i, "scope", "a scope needs 'since' (how far back the window reaches, e.g. "
+                                             "since: 24h), here or in defaults"))
             conn = self.connections.get(s.connection)
             if conn is not None and conn.files is not None and s.collection not in conn.files:
                 problems.append((i, "collection", f"connection {s.connection!r} has no file for {s.collection!r} "
@@ -410,6 +520,7 @@ class ScheduleSet:
     alerts: AlertsConfig = field(default_factory=AlertsConfig)
     connection_lines: dict[str, int] = field(default_factory=dict)  # name -> line of its definition
     watched: tuple[Path, ...] = ()  # contract files the schedules read: an edit to one is a reload
+    version: FileVersion | None = None  # the file's (inode, mtime, size) when it was read
 
     def connection_where(self, name: str) -> str:
         """``schedules.yaml:12 connections.prod``: where a connection is defined, for messages."""
@@ -418,18 +529,20 @@ class ScheduleSet:
 
 
 def _resolve(file: _File, s: Schedule) -> ResolvedSchedule:
-    base = file.defaults.model_dump(exclude={"trigger", "llm", "health"})
-    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger", "llm", "health"},
-                             exclude_none=True)
+    base = file.defaults.model_dump(exclude={"trigger", "llm", "health", "scope"})
+    overrides = s.model_dump(exclude={"name", "connection", "database", "collection", "trigger", "llm", "health",
+                                      "scope"}, exclude_none=True)
     llm = {**_given(file.defaults.llm), **_given(s.llm)}  # key by key: a schedule changes only what it names
     health = {**_given(file.defaults.health), **_given(s.health)}
-    settings = AuditSettings.model_validate({**base, **overrides, "llm": llm or None, "health": health or None})
+    scope = {**_given(file.defaults.scope), **_given(s.scope)}
+    settings = AuditSettings.model_validate({**base, **overrides, "llm": llm or None, "health": health or None,
+                                             "scope": scope or None})
     trigger = s.trigger or file.defaults.trigger
     assert trigger is not None  # validated in _File._references
     return ResolvedSchedule(s.name, s.connection, s.database, s.collection, trigger, settings)
 
 
-def _given(options: LLMOptions | HealthSettings | None) -> dict[str, Any]:
+def _given(options: LLMOptions | HealthSettings | ScopeSettings | None) -> dict[str, Any]:
     return {} if options is None else options.model_dump(include=options.model_fields_set)
 
 
@@ -458,6 +571,10 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(LLMOptions.model_fields)
     if parent[-1] == "health":
         return list(HealthSettings.model_fields)
+    if parent[-1] == "exclude":
+        return list(ExcludeSetting.model_fields)
+    if parent[-1] == "scope":
+        return list(ScopeSettings.model_fields)
     if parent[0] == "connections":
         return list(Connection.model_fields)
     if parent[:2] == ["alerts", "channels"]:
@@ -486,16 +603,58 @@ def _message(err: Any, loc: tuple[Any, ...]) -> str:
 
 
 def load_schedules(path: str | Path) -> ScheduleSet:
-    """Parse and validate a schedules file; raise ``ScheduleError`` listing every problem."""
-    import hashlib
+    """Parse and validate a schedules file; raise ``ScheduleError`` listing every problem.
 
+    What is returned is what the file held when it was read: a file replaced while it was being
+    parsed is read again (a few times, then it is an error), so a slow parse never yields contents
+    the disk no longer has."""
     file = Path(path)
+    for _ in range(_READ_ATTEMPTS):
+        raw, version = _read(file)
+        loaded = _load(file, raw, version)
+        if file_version(file) == version:
+            return loaded
+    raise ScheduleError([f"{file}:1: the file changed while it was read, {_READ_ATTEMPTS} times in a row; "
+                         "write it in one step (to a temporary file, then rename it over this one)"])
+
+
+FileVersion = tuple[int, int, int]
+MAX_FILE_BYTES = 1024 * 1024  # a thousand schedules take about 100 KB
+_READ_ATTEMPTS = 3
+
+
+def file_version(path: Path) -> FileVersion | None:
+    """What tells one state of the file from the next: its inode (an editor's rename-over replaces
+    it), modification time and size; None when it cannot be read."""
     try:
-        raw = file.read_bytes()
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _read(file: Path) -> tuple[bytes, FileVersion]:
+    """The file's bytes and the version they are of; a file over ``MAX_FILE_BYTES`` is refused unread."""
+    try:
+        with file.open("rb") as handle:
+            st = os.fstat(handle.fileno())
+            raw = b"" if st.st_size > MAX_FILE_BYTES else handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
         raise ScheduleError([f"{file}: cannot read: {exc.strerror}"]) from None
+    if st.st_size > MAX_FILE_BYTES or len(raw) > MAX_FILE_BYTES:
+        raise ScheduleError([f"{file}:1: the file is {max(st.st_size, len(raw)):,} bytes, over the "
+                             f"{MAX_FILE_BYTES // 1024 // 1024} MiB a schedules file may hold; refused unread"])
+    return raw, (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _load(file: Path, raw: bytes, version: FileVersion) -> ScheduleSet:
+    import hashlib
+
     try:
         document = read_yaml(file, raw)
+    except TooManyValues as exc:
+        raise ScheduleError([f"{file}:{exc.line}: the file holds more than {MAX_NODES:,} values (about "
+                             f"{MAX_NODES // 14:,} schedules), the most a schedules file may hold; refused"]) from None
     except YamlError as exc:
         raise ScheduleError(exc.problems) from None
     text, data, lines = document.text, document.data, document.lines
@@ -536,7 +695,7 @@ def load_schedules(path: str | Path) -> ScheduleSet:
     return ScheduleSet(path=file, connections=connections, schedules=schedules, digest=digest.hexdigest(),
                        alerts=alerts, connection_lines={name: lines[("connections", name)] for name in connections
                                                         if ("connections", name) in lines},
-                       watched=tuple(sorted(contracts.files)))
+                       watched=tuple(sorted(contracts.files)), version=version)
 
 
 class _Contracts:

@@ -95,8 +95,8 @@ class Settings(BaseSettings):
                                                                    "before the run gate accepts a conclusion")
     privacy: PrivacyMode = Field("shapes", description="what Argus writes about document values: strict, shapes or "
                                                        "full")
-    fail_on: Severity = Field(Severity.HIGH, description="argus audit exits 1 when a finding is at least this "
-                                                        "severe")
+    fail_on: Severity | None = Field(Severity.HIGH, description="argus audit exits 1 when a finding is at least "
+                                                                "this severe; none: never")
 
     database_url: SecretStr | None = Field(None, description="PostgreSQL DSN for run history; unset: embedded")
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("argus")),
@@ -159,6 +159,12 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("fail_on", mode="before")
+    @classmethod
+    def _none_never_fails(cls, value: Any) -> Any:
+        """``ARGUS_FAIL_ON=none``, as ``--fail-on none``: no finding fails the exit code."""
+        return None if isinstance(value, str) and value.strip().lower() == "none" else value
 
     @field_validator("incident_token")
     @classmethod

@@ -20,7 +20,8 @@ import yaml
 
 from agent.errors import ArgusError
 
-__all__ = ["Lines", "YamlDocument", "YamlError", "line_for", "nearest", "problem_order", "read_yaml", "where"]
+__all__ = ["MAX_NODES", "Lines", "TooManyValues", "YamlDocument", "YamlError", "line_for", "nearest", "problem_order",
+           "read_yaml", "where"]
 
 Lines = dict[tuple[Any, ...], int]
 
@@ -33,6 +34,15 @@ class YamlError(ArgusError):
         self.problems = problems
 
 
+class TooManyValues(YamlError):
+    """The file holds more than ``MAX_NODES`` values; ``line`` is where composing stopped."""
+
+    def __init__(self, file: Path, line: int) -> None:
+        super().__init__([f"{file}:{line}: the file holds more than {MAX_NODES:,} values, the most a file may "
+                          f"hold; refused"])
+        self.line = line
+
+
 @dataclass(frozen=True)
 class YamlDocument:
     text: str
@@ -40,9 +50,26 @@ class YamlDocument:
     lines: Lines  # key path -> line; (*path, "__key__") -> the line of the key itself
 
 
+class _TooManyNodes(Exception):
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 class _Loader(yaml.SafeLoader):
     """YAML 1.2 booleans: only true/false. PyYAML's 1.1 rules read ``yes``, ``no``, ``on`` and
-    ``off`` as booleans, so ``pager: yes`` or a country code ``NO`` would change meaning."""
+    ``off`` as booleans, so ``pager: yes`` or a country code ``NO`` would change meaning.
+
+    Composing stops at ``max_nodes`` values: a file of 20,000 schedules is refused after the
+    first few thousand, not after composing all of it."""
+
+    composed = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self.composed += 1
+        if self.composed > MAX_NODES:
+            raise _TooManyNodes(self.peek_event().start_mark.line + 1)
+        return super().compose_node(parent, index)
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -54,7 +81,8 @@ _Loader.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(r"^(?:true|Tr
 
 
 def read_yaml(file: Path, raw: bytes) -> YamlDocument:
-    """Decode, bound and parse ``raw`` (the bytes of ``file``); raise ``YamlError`` naming the line."""
+    """Decode, bound and parse ``raw`` (the bytes of ``file``); raise ``YamlError`` naming the line
+    (``TooManyValues``, a ``YamlError``, for a file of more than ``MAX_NODES`` values)."""
     text = _decode(file, raw)
     node, data = _parse(file, text)
     lines: Lines = {}
@@ -107,7 +135,7 @@ def problem_order(problem: str) -> tuple[int, str]:
     return (int(m.group(1)) if m else 0, problem)
 
 
-_MAX_NODES = 20_000  # a schedules file of a thousand schedules has far fewer; an alias bomb has billions
+MAX_NODES = 20_000  # a schedules file of a thousand schedules has far fewer; an alias bomb has billions
 _MAX_DEPTH = 64
 _NOT_TEXT = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -146,6 +174,8 @@ def _parse(file: Path, text: str) -> tuple[yaml.Node | None, Any]:
         raise YamlError([f"{file}:1: not valid YAML: {str(exc).splitlines()[0][:200]}"]) from None
     except RecursionError:
         raise YamlError([f"{file}:1: nested too deeply (at most {_MAX_DEPTH} levels)"]) from None
+    except _TooManyNodes as exc:
+        raise TooManyValues(file, exc.line) from None
     finally:
         loader.dispose()
 
@@ -157,8 +187,8 @@ def _check_size(file: Path, root: yaml.Node) -> None:
     while stack:
         node, depth = stack.pop()
         count += 1
-        if count > _MAX_NODES:
-            raise YamlError([f"{file}:{node.start_mark.line + 1}: the file expands to more than {_MAX_NODES:,} "
+        if count > MAX_NODES:
+            raise YamlError([f"{file}:{node.start_mark.line + 1}: the file expands to more than {MAX_NODES:,} "
                              f"values (YAML aliases referring to aliases?); refused"])
         if depth > _MAX_DEPTH:
             raise YamlError([f"{file}:{node.start_mark.line + 1}: nested more than {_MAX_DEPTH} levels deep"])

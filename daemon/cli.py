@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import threading
 from collections.abc import Callable
-from datetime import UTC
+from datetime import UTC, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -26,17 +27,19 @@ from agent.findings import Severity
 from agent.history import RunDiff
 from agent.llm.options import PlannerKind
 from agent.loop import run_audit
+from agent.options import AuditOptions
 from agent.planners.factory import make_planner
-from agent.report import AuditReport
+from agent.report import ARGUS_VERSION, AuditReport
 from agent.secrets import SECRETS
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
 from config.contracts import ContractError, load_contract
-from config.schedules import ScheduleError, load_schedules
+from config.schedules import ScheduleError, ScopeSettings, format_duration, load_schedules
 from config.settings import Settings
 from daemon.alerts.cli import register as register_alert_commands
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
+from daemon.cli_output import FormatOption, OutputFormat, age, emit, option_problems, stdout_console
 from daemon.contracts_cli import register as register_contract_commands
 from daemon.exit_codes import ExitCode, audit_help
 from daemon.http import parse_listen
@@ -65,7 +68,8 @@ from daemon.triggers import next_fire_times
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+# suggest_commands off: click already says "Did you mean 'audit'?", typer said it a second time
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False, suggest_commands=False,
                   help="Argus: data-quality audits for MongoDB and Azure Cosmos DB.")
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_PARTIAL, EXIT_FAILED = (ExitCode.OK, ExitCode.FINDINGS, ExitCode.ERROR,
@@ -73,11 +77,6 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR, EXIT_PARTIAL, EXIT_FAILED = (ExitCode.OK, Ex
 
 # `argus --help` lists the commands in the order a user meets them.
 AUDIT, HISTORY, DAEMON, ALERTS = "Audit", "History", "Daemon", "Alerts"
-
-
-class OutputFormat(StrEnum):
-    table = "table"
-    json = "json"
 
 
 class FailOn(StrEnum):
@@ -112,8 +111,15 @@ class Privacy(StrEnum):
     full = "full"
 
 
+def _version(value: bool) -> None:
+    if value:
+        Console().print(f"argus {ARGUS_VERSION}", highlight=False)
+        raise typer.Exit(EXIT_OK)
+
+
 @app.callback()
-def _root() -> None:
+def _root(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_version,
+                                               help="print the version and exit")] = False) -> None:
     """Argus: data-quality audits for MongoDB and Azure Cosmos DB."""
 
 
@@ -178,17 +184,27 @@ def audit(
     contract_file: Annotated[Path | None, typer.Option("--contract", help="a data contract (YAML: Argus's rules or "
                                                                           "ODCS) to check besides what Argus infers; "
                                                                           "see docs/contracts.md")] = None,
+    since: Annotated[str | None, typer.Option("--since", help="audit only documents this recent, e.g. 24h (a scoped "
+                                                              "audit; see docs/scope.md)",
+                                              show_default="the whole collection")] = None,
+    scope_field: Annotated[str | None, typer.Option("--scope-field", help="date field of --since",
+                                                    show_default="the ObjectId time of _id")] = None,
+    full_every: Annotated[str | None, typer.Option("--full-every", help="with --since and a history: audit the whole "
+                                                                        "collection when the last full audit is "
+                                                                        "older than this, e.g. 7d")] = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report; the help text, exit codes included, is set above."""
     settings = _settings()
     configure_logging("INFO" if verbose else "WARNING", settings.log_format)
-    threshold = fail_on.value if fail_on is not None else settings.fail_on.value
+    threshold = settings.fail_on if fail_on is None else None if fail_on == FailOn.none else Severity(fail_on.value)
     try:
         options = settings.audit_options(sample_size=sample_size, max_iterations=max_iterations,
                                          time_budget_s=time_budget, max_time_ms=max_time_ms,
                                          privacy=privacy.value if privacy else None)
-        options = options.model_copy(update={"fail_on": None if threshold == "none" else Severity(threshold)})
+        options = options.model_copy(update={"fail_on": threshold})
+    except ValidationError as exc:
+        raise _fail(f"invalid option {option_problems(exc)}") from None
     except ValueError as exc:
         raise _fail(f"invalid option: {exc}") from None
     target = _target(file, uri, database, collection, options.max_time_ms)
@@ -204,6 +220,7 @@ def audit(
         context = _store_call(lambda: history_store.history(
             ref, runs=settings.history_runs, drift_tolerance=settings.drift_tolerance,
             growth_factor=settings.growth_factor, health_runs=options.health.window))
+    options, why_full = _scope(options, since, scope_field, full_every, history_store, target)
     kind: PlannerKind = planner_choice.value if planner_choice is not None else settings.planner
     try:
         llm = None if kind == "heuristic" else settings.llm_options(
@@ -220,17 +237,19 @@ def audit(
     else:
         report = run_audit(target, setup.planner, options=options, observer=AuditLines(console, label, steps),
                            historical_context=context, gates=setup.gates, llm=setup.account, contract=contract)
+    if why_full:
+        report = report.model_copy(update={"notes": [why_full, *report.notes]})
     if history_store is not None:
         report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
                              unsaved=report)
         history_store.close()
     if output == OutputFormat.json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        emit(report.model_dump_json(indent=2))
     else:
-        print_report(report, Console())
+        print_report(report, stdout_console())
     if history_store is not None:
         why = "--store" if store else "ARGUS_DATABASE_URL is set"
-        Console(stderr=output == OutputFormat.json).print(
+        (Console(stderr=True) if output == OutputFormat.json else stdout_console()).print(
             f"stored as run {str(report.run_id)[:8]} in {describe_store(settings)} ({why}; --no-store skips)",
             highlight=False, markup=False, soft_wrap=True)
     raise typer.Exit(_exit_code(report, options.fail_on))
@@ -243,6 +262,29 @@ def _contract(path: Path | None, collection: str) -> Contract | None:
         return load_contract(path, collection=collection)
     except ContractError as exc:
         raise _fail("the contract is invalid:\n" + "\n".join(exc.problems)) from None
+
+
+def _scope(options: AuditOptions, since: str | None, field: str | None, full_every: str | None,
+           history_store: PostgresStore | None, target: AuditTarget) -> tuple[AuditOptions, str | None]:
+    """The audit's window from --since/--scope-field/--full-every (a usage error names the option)."""
+    if since is None:
+        if field is not None or full_every is not None:
+            raise _fail(f"{'--scope-field' if field is not None else '--full-every'} needs --since (e.g. --since 24h)")
+        return options, None
+    try:
+        scope = ScopeSettings.model_validate({"field": field, "since": since, "full_every": full_every})
+    except ValidationError as exc:
+        problem = exc.errors(include_url=False)[0]
+        option = {"since": "--since", "full_every": "--full-every", "field": "--scope-field"}[str(problem["loc"][0])]
+        raise _fail(f"invalid option {option}: {problem['msg'].removeprefix('Value error, ')}") from None
+    last_full = None
+    if full_every is not None:
+        if history_store is None:
+            raise _fail("--full-every needs the history of earlier audits: add --store (or set ARGUS_DATABASE_URL)")
+        last_full = _store_call(lambda: history_store.last_full_audit(
+            CollectionRef(target.connection_name, target.database, target.name)))
+    window, why_full = scope.for_run(last_full, SystemClock().now())
+    return options.model_copy(update={"scope": window}), why_full
 
 
 def _target(files: list[Path] | None, uri: str | None, database: str | None, collection: str | None,
@@ -270,7 +312,6 @@ def _open_store(settings: Settings) -> PostgresStore:
         opened = open_store(settings)
     except StoreError as exc:
         raise _fail(str(exc)) from None
-    Console(stderr=True).print(f"history: {describe_store(settings)}", highlight=False, markup=False)
     return opened
 
 
@@ -282,7 +323,7 @@ def _store_call(call: Callable[[], T], unsaved: AuditReport | None = None) -> T:
         return call()
     except StoreError as exc:
         if unsaved is not None:
-            sys.stdout.write(unsaved.model_dump_json(indent=2) + "\n")
+            emit(unsaved.model_dump_json(indent=2))
             raise _fail(f"report {unsaved.run_id} was not stored: {exc}") from None
         raise _fail(str(exc)) from None
 
@@ -300,22 +341,26 @@ def _with_store(action: Callable[[PostgresStore], T]) -> T:
 def runs(collection: Annotated[str | None, typer.Option(help="collection, database.collection or "
                                                             "connection/database.collection",
                                                        show_default="every collection")] = None,
-         limit: Annotated[int, typer.Option(min=1, help="runs to list")] = 20) -> None:
+         limit: Annotated[int, typer.Option(min=1, help="runs to list")] = 20,
+         output: FormatOption = OutputFormat.table) -> None:
     """List stored runs, newest first."""
     rows = _with_store(lambda st: st.list_runs(
         collection=st.resolve_collection(collection) if collection else None, limit=limit))
-    print_runs(rows, Console())
+    if output == OutputFormat.json:
+        emit(json.dumps([r.model_dump(mode="json") for r in rows], indent=2))
+    else:
+        print_runs(rows, stdout_console())
 
 
 @app.command(rich_help_panel=HISTORY)
 def show(run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="run id (or a unique prefix)")],
-         output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table) -> None:
+         output: FormatOption = OutputFormat.table) -> None:
     """Show a stored report."""
     report = _with_store(lambda st: st.get_report(st.find_run(run_id)))
     if output == OutputFormat.json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        emit(report.model_dump_json(indent=2))
     else:
-        print_report(report, Console(), finding_ids=True)
+        print_report(report, stdout_console(), finding_ids=True)
 
 
 @app.command(rich_help_panel=HISTORY)
@@ -323,7 +368,7 @@ def diff(run_ids: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RU
                                                            help="compare RUN_B with RUN_A (RUN_A left out: with "
                                                                 "the previous successful run)")] = None,
          collection: Annotated[str | None, typer.Option(help="compare the latest two runs of this collection")] = None,
-         output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table) -> None:
+         output: FormatOption = OutputFormat.table) -> None:
     """Compare two runs of one collection: new, resolved, persisting, regressed, improved."""
     given = list(run_ids or [])
     if len(given) > 2 or (not given and not collection):
@@ -349,9 +394,9 @@ def diff(run_ids: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RU
 
     older, newer, result = _with_store(compute)
     if output == OutputFormat.json:
-        sys.stdout.write(result.model_dump_json(indent=2) + "\n")
+        emit(result.model_dump_json(indent=2))
     else:
-        print_diff(older, newer, result, Console())
+        print_diff(older, newer, result, stdout_console())
 
 
 @app.command(rich_help_panel=HISTORY)
@@ -374,7 +419,7 @@ def label(run_id: Annotated[str, typer.Argument(metavar="RUN_ID", help="run id (
         return st.add_label(run, matches[0].id, verdict.value, note)
 
     result = _with_store(apply)
-    Console().print(f"labelled {result.field} {result.category} as {result.verdict} "
+    stdout_console().print(f"labelled {result.field} {result.category} as {result.verdict} "
                     f"(pattern {result.fingerprint[:12]})", highlight=False)
 
 
@@ -389,19 +434,41 @@ def history(collection: Annotated[str, typer.Argument(metavar="COLLECTION", help
                                                 runs=runs_ or settings.history_runs,
                                                 drift_tolerance=settings.drift_tolerance,
                                                 growth_factor=settings.growth_factor))
-    sys.stdout.write(context.render() + "\n")
+    emit(context.render())
 
 
 @app.command(rich_help_panel=HISTORY)
-def prune(older_than: Annotated[float | None, typer.Option(min=0, help="delete runs that started more than this "
-                                                                      "many days ago",
-                                                           show_default="ARGUS_RETENTION_DAYS or 90")] = None,
+def prune(older_than: Annotated[str | None, typer.Option(help="delete runs that started longer ago than this: 90d, "
+                                                                "12h, 30m (a bare number is days)",
+                                                           show_default="ARGUS_RETENTION_DAYS or 90 days")] = None,
+          dry_run: Annotated[bool, typer.Option("--dry-run", help="count what would be deleted; delete nothing")]
+          = False,
+          yes: Annotated[bool, typer.Option("--yes", "-y", help="delete without asking (scripts, cron)")] = False,
           ) -> None:
-    """Delete runs older than the retention age (labels are kept)."""
+    """Delete runs older than the retention age (labels are kept). Asks first, unless --yes."""
     settings = _settings()
-    days = older_than if older_than is not None else settings.retention_days
-    deleted = _with_store(lambda st: st.prune(SystemClock().now(), days))
-    Console().print(f"pruned {deleted} run(s) older than {days:g} days", highlight=False)
+    cutoff = age(older_than, option="--older-than") if older_than is not None else \
+        timedelta(days=settings.retention_days)
+    if cutoff.total_seconds() <= 0:
+        raise _fail("--older-than must be longer than zero (0 would delete every run)")
+    days = cutoff.total_seconds() / 86400
+    now = SystemClock().now()
+    label = f"older than {format_duration(cutoff)} (started before {(now - cutoff).isoformat(timespec='seconds')})"
+    count = _with_store(lambda st: st.count_older(now, days))
+    console = stdout_console()
+    if dry_run or count == 0:
+        console.print(f"{'would delete' if dry_run else 'nothing to delete:'} {count} run(s) {label}",
+                      highlight=False)
+        return
+    if not yes:
+        if not sys.stdin.isatty():
+            raise _fail(f"{count} run(s) {label} would be deleted: add --yes to delete them without asking, "
+                        f"or --dry-run to only count them")
+        if not typer.confirm(f"delete {count} run(s) {label}?", default=False):
+            console.print("nothing deleted", highlight=False)
+            return
+    deleted = _with_store(lambda st: st.prune(now, days))
+    console.print(f"pruned {deleted} run(s) {label}", highlight=False)
 
 
 register_alert_commands(app, _with_store, _fail, panel=ALERTS)
@@ -426,7 +493,7 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]"
         for problem in exc.problems:
             err.print(problem, markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(EXIT_FINDINGS) from None
-    console = Console()
+    console = stdout_console()
     now = SystemClock().now()
     table = Table(header_style="bold")
     for column in ("schedule", "enabled", "collection", "trigger", "next fire times (UTC)"):
@@ -444,6 +511,7 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]"
             for note in s.contract.notes:
                 console.print(f"warning: {name}: {s.contract.source} {note}", markup=False, highlight=False,
                               soft_wrap=True)
+    missing = []
     for name, conn in sorted(loaded.connections.items()):
         if conn.files is None:
             try:
@@ -451,6 +519,16 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]"
             except ArgusError as exc:
                 console.print(f"warning: {exc}; its schedules will fail until it is",
                               markup=False, highlight=False)
+            continue
+        for collection, data in sorted(conn.files.items()):
+            if not data.is_file():
+                missing.append(f"{loaded.connection_where(name)}.files.{collection}: {data} "
+                               f"{'is a directory' if data.is_dir() else 'does not exist'}")
+    if missing:
+        err = Console(stderr=True)
+        for problem in missing:
+            err.print(problem, markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_FINDINGS)
     console.print(f"{path}: {len(loaded.schedules)} schedule(s), valid", highlight=False)
 
 
@@ -499,7 +577,7 @@ def daemon(schedules: Annotated[Path | None, typer.Option("--schedules", help="t
 def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedule's name")],
         schedules: Annotated[Path | None, typer.Option("--schedules", help="the schedules file",
                                                        show_default="ARGUS_SCHEDULES or ./schedules.yaml")] = None,
-        output: Annotated[OutputFormat, typer.Option("--format", help="table or json")] = OutputFormat.table) -> None:
+        output: FormatOption = OutputFormat.table) -> None:
     """Run one schedule once, now; its exit code follows the schedule's fail_on."""
     settings = _settings()
     configure_logging("WARNING", settings.log_format)
@@ -513,6 +591,14 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
     runner = ScheduleRunner(store=history_store, spool=Spool(settings.data_dir / "spool"), metrics=Metrics(),
                             settings=settings)
     runner.alerts = AlertPolicy.of(loaded)
+    schedule = loaded.schedules[name]
+    unusable = None
+    try:  # what `argus audit` refuses as bad input; the run below records it as a failed run too
+        runner.sources.target(schedule.connection, loaded.connections[schedule.connection], schedule.database,
+                              schedule.collection, max_time_ms=schedule.settings.max_time_ms,
+                              where=loaded.connection_where(schedule.connection))
+    except ArgusError as exc:
+        unusable = str(exc)
     try:
         report = runner.run(loaded, name)
         if report is not None:
@@ -527,9 +613,11 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
         raise _fail(f"schedule {name!r} was not run: another process is running it, or the history database "
                     f"could not be reached")
     if output == OutputFormat.json:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+        emit(report.model_dump_json(indent=2))
     else:
-        print_report(report, Console())
+        print_report(report, stdout_console())
+    if unusable is not None and report.outcome == "failed":
+        raise _fail(f"{unusable} (stored as failed run {str(report.run_id)[:8]})")
     raise typer.Exit(_exit_code(report, loaded.schedules[name].settings.fail_on))
 
 
@@ -571,7 +659,7 @@ def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
                                    highlight=False)
         return EXIT_FAILED
     if report.outcome == "partial":
-        why = "the database engine refused some checks" if report.termination_reason == "concluded" \
+        why = "planned checks went unanswered: see the notes" if report.termination_reason == "concluded" \
             else report.termination_reason
         Console(stderr=True).print(f"argus: warning: partial audit ({why}): "
                                    f"{len(report.findings)} findings so far", markup=False, highlight=False)

@@ -21,6 +21,8 @@ __all__ = ["HttpServer", "parse_listen"]
 
 log = structlog.get_logger("argus.http")
 
+REQUEST_TIMEOUT_S = 10.0
+
 
 def parse_listen(text: str) -> tuple[str, int]:
     """``"127.0.0.1:9464"`` → (host, port); ``"0.0.0.0:9464"`` or ``":9464"`` listens on every interface."""
@@ -37,9 +39,18 @@ class HttpServer:
                  incidents: IncidentApi | None = None) -> None:
         class Handler(BaseHTTPRequestHandler):
             server_version = "argus"
+            timeout = REQUEST_TIMEOUT_S  # a client that sends nothing (or half a request) is dropped
+
+            def parse_request(self) -> bool:
+                if len(getattr(self, "raw_requestline", b"").split()) == 2:  # HTTP/0.9: no headers to wait for
+                    self.command, self.requestline = "GET", ""
+                    self.request_version, self.close_connection = "HTTP/1.0", True
+                    self.send_error(400, "HTTP/0.9 is not supported: send HTTP/1.0 or HTTP/1.1")
+                    return False
+                return super().parse_request()
 
             def do_GET(self) -> None:
-                path, _, query = self.path.partition("?")
+                path, query = self._target()
                 try:
                     if path == "/metrics":
                         self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
@@ -65,6 +76,12 @@ class HttpServer:
                     log.error("http_error", path=path, error=type(exc).__name__)
                     self._json(500, {"error": type(exc).__name__})
 
+            def _target(self) -> tuple[str, str]:
+                """The path and query as sent: Python turns //status into /status, which is no path of ours."""
+                parts = self.requestline.split()
+                path, _, query = (parts[1] if len(parts) > 1 else "").partition("?")
+                return path, query
+
             def _json(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
                 self._send(code, (json.dumps(body, indent=2, default=str) + "\n").encode(), "application/json",
                            headers)
@@ -88,7 +105,7 @@ class HttpServer:
 
             class WritableHandler(Handler):
                 def do_POST(self) -> None:
-                    path = self.path.split("?", 1)[0]
+                    path, _ = self._target()
                     try:
                         length = int(self.headers.get("Content-Length") or 0)
                     except ValueError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from uuid import UUID
 
@@ -39,7 +40,8 @@ def _diff_line(diff: RunDiff) -> str:
     parts = [f"{n} {status}" for status, n in counts.items() if n]
     if diff.previous_run_id is None:
         return "first stored run of this collection"
-    suffix = "" if diff.complete else " (partial run: nothing called resolved)"
+    suffix = "" if diff.complete else " (scoped run: only a full audit calls a finding resolved)" if diff.scoped \
+        else " (partial run: nothing called resolved)"
     return f"since run {diff.previous_run_id}: {', '.join(parts) or 'no findings either time'}{suffix}"
 
 
@@ -54,6 +56,11 @@ def _health_line(health: HealthSnapshot) -> str:
 
 
 
+def _evidence(query: object) -> str:
+    """The evidence query as one line of JSON, to copy into mongosh (masked as the run's privacy mode says)."""
+    return json.dumps(query, separators=(", ", ": "), ensure_ascii=False, default=str)
+
+
 def print_report(report: AuditReport, console: Console, *, finding_ids: bool = False) -> None:
     where = f"{report.database}.{report.collection}"
     console.print(f"[bold]Argus audit of {where}[/bold]  run {report.run_id}")
@@ -65,6 +72,11 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         usage = report.token_usage
         console.print(f"llm {usage.input_tokens:,} input + {usage.output_tokens:,} output tokens "
                       f"({usage.cached_tokens:,} cached) · ${report.cost_usd:.4f}", highlight=False)
+    if report.window is not None:
+        w = report.window
+        index = {True: "an index leads with it", False: "no index leads with it", None: "indexes unknown"}[w.indexed]
+        console.print(f"window {w.describe()} · {w.documents:,} documents · {index} (shares are of the window)",
+                      highlight=False)
     if report.health is not None:
         console.print(f"health {_health_line(report.health)}", highlight=False)
     cost = report.database_cost
@@ -80,9 +92,15 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         console.print(f"[yellow]note:[/yellow] {note}")
     if report.contract is not None:
         _print_contract(report.contract, console)
-    if not report.findings:
+    if report.outcome == "failed":
+        console.print("[red]The audit failed: the findings below are what it found before.[/red]" if report.findings
+                      else "[red]No findings: the audit failed before it could check the collection.[/red]")
+    elif report.documents_sampled == 0 and report.collection_size == 0:
+        console.print("[yellow]0 documents: the collection is empty, nothing was audited.[/yellow] "
+                      "(A contract's `documents: {min: 1}` makes a gate fail on it.)", highlight=False)
+    elif not report.findings:
         console.print("[green]No findings.[/green]")
-    else:
+    if report.findings:
         entries = {e.finding_id: e for e in report.diff.entries} if report.diff else {}
         table = Table(show_lines=False, header_style="bold")
         columns = ["severity", "category", "field", "affected", "share"]
@@ -101,6 +119,9 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
             row += [entries[f.id].fingerprint[:12] if f.id in entries else ""] if report.diff else []
             table.add_row(*row, escape(f.description))  # a description may quote [brackets]
         console.print(table)
+        for f in order:  # one line each, never wrapped: to copy into mongosh whole
+            console.print(f"evidence {f.field} {f.category.value}: {_evidence(f.evidence_query)}", markup=False,
+                          highlight=False, soft_wrap=True)
     if report.diff is not None:
         for e in report.diff.by_status("resolved"):
             was = e.previous_severity.value if e.previous_severity else "?"

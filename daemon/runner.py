@@ -30,6 +30,7 @@ from agent.clock import Clock, SystemClock
 from agent.errors import ArgusError
 from agent.history import HistoricalContext, fingerprint
 from agent.loop import run_audit
+from agent.options import AuditOptions
 from agent.planners.factory import make_planner
 from agent.privacy import has_masked
 from agent.report import AuditReport, TerminationReason, TraceEntry
@@ -41,7 +42,7 @@ from daemon.metrics import Metrics
 from daemon.sources import SourceCache
 from daemon.spool import Spool, storable
 from daemon.store import LOST_RUN, CollectionRef, PostgresStore, StoreError, StoreUnavailable, TriggerClaim
-from daemon.triggers import slot_of
+from daemon.triggers import interval_of, slot_of
 
 __all__ = ["CLAIM_LEASE_S", "Progress", "ScheduleRunner", "replica_name"]
 
@@ -283,6 +284,10 @@ class ScheduleRunner:
                 log.warning("history_unavailable", schedule=schedule.name, error=str(exc))
             if context is not None:
                 context = self._with_replay_evidence(context)
+            options, why_full = self._scoped(schedule, options)
+            if options.health.run_every_s is None:  # the first run's baseline is spaced as the runs will be
+                options = options.model_copy(update={"health": options.health.model_copy(update={
+                    "run_every_s": interval_of(schedule.trigger, self.clock.now())})})
             kind = schedule.settings.planner
             setup = make_planner(kind, clock=self.clock,
                                  llm=None if kind == "heuristic" else self.settings.llm_options(schedule.settings.llm))
@@ -291,13 +296,32 @@ class ScheduleRunner:
                                should_stop=progress.stop.is_set, gates=setup.gates, llm=setup.account,
                                contract=schedule.contract)
             self._remember_replay_evidence(report)
-            return report
+            return report.model_copy(update={"notes": [why_full, *report.notes]}) if why_full else report
         except ArgusError as exc:
             return self.failed_report(schedule, progress, str(exc))
         except Exception as exc:  # a bug must not stop the daemon: record it as a failed run
             log.error("audit_crashed", schedule=schedule.name, error=type(exc).__name__,
                       where=traceback.format_exc(limit=-1).strip().splitlines()[-1][:200])
             return self.failed_report(schedule, progress, f"internal error: {type(exc).__name__}: {exc}")
+
+    def _scoped(self, schedule: ResolvedSchedule, options: AuditOptions) -> tuple[AuditOptions, str | None]:
+        """The run's options with its window (``scope``), unless ``scope.full_every`` makes this run a
+        full audit (the note says why). Without the store's answer the run stays scoped: the cheap one."""
+        scope = schedule.settings.scope
+        if scope is None:
+            return options, None
+        last_full = None
+        if scope.full_every is not None:
+            try:
+                last_full = self.store.last_full_audit(CollectionRef(schedule.connection, schedule.database,
+                                                                     schedule.collection))
+            except StoreError as exc:
+                self.metrics.store_errors.labels("full_audit").inc()
+                log.warning("last_full_audit_unknown", schedule=schedule.name, error=str(exc))
+                window = scope.model_copy(update={"full_every": None}).for_run(None, self.clock.now())[0]
+                return options.model_copy(update={"scope": window}), None
+        window, why_full = scope.for_run(last_full, self.clock.now())
+        return options.model_copy(update={"scope": window}), why_full
 
     def _with_replay_evidence(self, context: HistoricalContext) -> HistoricalContext:
         """Persistent patterns whose stored evidence was masked get back the query as it was run,

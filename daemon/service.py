@@ -25,10 +25,11 @@ from prometheus_client import CollectorRegistry
 from agent.clock import Clock, SystemClock
 from agent.privacy import has_masked, mask_query
 from agent.report import ARGUS_VERSION
-from config.schedules import ScheduleError, ScheduleSet, load_schedules
+from config.schedules import FileVersion, ScheduleError, ScheduleSet, file_version, load_schedules
 from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
+from daemon.healthcheck import LISTEN_FILE
 from daemon.http import HttpServer
 from daemon.incidents.http import IncidentApi
 from daemon.metrics import IncidentStats, Metrics
@@ -55,14 +56,6 @@ _FINAL_DRAIN_WAIT_S = 30.0  # a worker storing a big report holds the drain lock
 _EMBEDDED_STOP_WAIT_S = 5.0
 
 
-def _version(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return (st.st_mtime_ns, st.st_size)
-
-
 class Daemon:
     def __init__(self, settings: Settings, *, schedules_path: Path, listen: tuple[str, int],
                  clock: Clock | None = None, registry: CollectorRegistry | None = None) -> None:
@@ -74,7 +67,7 @@ class Daemon:
         self.started_at = self.clock.now()
         self._stop = threading.Event()
         self._reload = threading.Event()
-        self._file_version: tuple[tuple[int, int] | None, ...] | None = None
+        self._file_version: tuple[FileVersion | None, ...] | None = None
         self._last_reload: dict[str, Any] = {"ok_at": None, "error": None, "error_at": None}
         self._ready_cache: tuple[float, bool, list[str]] = (0.0, False, ["starting"])
         self.store_where = ""
@@ -106,7 +99,7 @@ class Daemon:
     def _start(self) -> None:
         assert self.http is not None
         schedules = load_schedules(self.schedules_path)
-        self._file_version = self._stat(schedules)
+        self._file_version = self._stat(schedules, read=schedules.version)
         self.store = self._open_store()
         self.spool = Spool(self.settings.data_dir / "spool")
         self.sources = SourceCache()
@@ -125,6 +118,7 @@ class Daemon:
         self._last_reload["ok_at"] = self.clock.now().isoformat()
         self.scheduler.start()
         self.http.start()
+        self._record_listen()
         threads: list[tuple[str, Callable[[], None]]] = [
             ("argus-watch", self._watch), ("argus-maintenance", self._maintenance),
             ("argus-alerts", lambda: self.sender.run(self._stop, poll_s=self.settings.alert_poll_s))]
@@ -192,13 +186,28 @@ class Daemon:
         if IncidentBook(self.store).queue(self.clock.now(), self.runner.alerts):
             self.sender.wake.set()
 
+    def _record_listen(self) -> None:
+        """Where /healthz answers, for the container's HEALTHCHECK (``daemon.healthcheck``)."""
+        assert self.http is not None
+        record = self.settings.data_dir / LISTEN_FILE
+        try:
+            record.parent.mkdir(parents=True, exist_ok=True)
+            partial_record = record.with_suffix(".tmp")
+            host = self.http.address[0]
+            partial_record.write_text(f"{host.decode() if isinstance(host, bytes) else host}:{self.http.address[1]}\n")
+            partial_record.replace(record)
+        except OSError as exc:
+            log.warning("listen_not_recorded", error=exc.strerror)
+
     # --- reload ----------------------------------------------------------------------------------
 
-    def _stat(self, schedules: ScheduleSet | None = None) -> tuple[tuple[int, int] | None, ...]:
-        """The schedules file's and its contract files' versions: an edit to any of them is a reload."""
+    def _stat(self, schedules: ScheduleSet | None = None, *,
+              read: FileVersion | None = None) -> tuple[FileVersion | None, ...]:
+        """The schedules file's and its contract files' versions: an edit to any of them is a reload.
+        ``read``: the schedules file's version as it was read (a later change is the next reload's)."""
         current = schedules or self.scheduler.schedules
         watched = current.watched if current is not None else ()
-        return tuple(_version(path) for path in (self.schedules_path, *watched))
+        return (read or file_version(self.schedules_path), *(file_version(path) for path in watched))
 
     def _watch(self) -> None:
         while not self._stop.is_set():
@@ -215,7 +224,8 @@ class Daemon:
                 log.error("schedules_watch_failed", error=type(exc).__name__)
 
     def reload(self, why: str) -> bool:
-        """Apply the schedules file if it is valid; otherwise keep the last good schedules."""
+        """Apply the schedules file if it is valid; otherwise keep the last good schedules. What is
+        applied is what the file held when it was read (a later change is the next reload's)."""
         self._file_version = self._stat()
         try:
             new = load_schedules(self.schedules_path)
@@ -223,6 +233,7 @@ class Daemon:
             return self._reload_failed(why, exc.problems)
         except Exception as exc:  # a loader bug must not pass for "unchanged": report it like an invalid file
             return self._reload_failed(why, [f"{self.schedules_path}: cannot load: {type(exc).__name__}"])
+        self._file_version = self._stat(new, read=new.version)
         if new.digest == self._current().digest:  # e.g. a broken edit reverted: the error is over
             if self._last_reload["error"] is not None:
                 self._last_reload.update(ok_at=self.clock.now().isoformat(), error=None, error_at=None)
@@ -421,6 +432,8 @@ class Daemon:
         self.sender.client.close()
         if self.http is not None:
             self.http.stop()
+            with contextlib.suppress(OSError):
+                (self.settings.data_dir / LISTEN_FILE).unlink()
         self.store.close()
         self.sources.close()
         if self.embedded is not None:  # here, not at exit: an audit thread stuck in a query means no clean exit

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pymongo import MongoClient
+from pymongo.errors import ConfigurationError
 
 from agent.engine import MemoryCollection
 from agent.errors import DataLoadError, TargetUnavailable
@@ -87,8 +88,19 @@ def _client(uri: str, connect_timeout_ms: int = 10_000, source: str = "the Mongo
                                 if name.lower() not in lowered}  # options written in the URI win over our defaults
     try:
         return MongoClient(uri, appname="argus", retryWrites=False, **timeouts)
-    except Exception as exc:  # pymongo validates the URI eagerly
+    except ConfigurationError as exc:  # pymongo validates the URI eagerly, and resolves mongodb+srv:// names
+        raise TargetUnavailable(f"cannot use {source}: {_configuration_problem(exc, uri)}") from None
+    except Exception as exc:
         raise TargetUnavailable(f"cannot use {source}: {type(exc).__name__}") from None
+
+
+def _configuration_problem(exc: ConfigurationError, uri: str) -> str:
+    """pymongo's reason without the host it names (it is part of the URI, which is a secret)."""
+    reason = str(exc).split(":", 1)[0].strip().rstrip(".")
+    if uri.lower().startswith("mongodb+srv://") and any(w in reason.lower() for w in ("dns", "resolution", "query")):
+        return (f"the mongodb+srv:// host has no DNS SRV record Argus could resolve ({reason}); check the host "
+                f"name, the network's DNS, or use a mongodb:// URI that lists the hosts")
+    return f"{reason} (ConfigurationError)" if reason else "ConfigurationError"
 
 
 class SourceCache:

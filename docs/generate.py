@@ -31,7 +31,7 @@ import re
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -143,7 +143,8 @@ def _type(annotation: Any, links: dict[type[BaseModel], str]) -> str:
         if issubclass(annotation, Enum):
             return " | ".join(f"`{m.value}`" for m in annotation)
         names = {bool: "boolean", int: "integer", float: "number", str: "string", Path: "path",
-                 timedelta: "duration (`90`, `30s`, `5m`, `1h30m`, `2d`, `500ms`)", SecretStr: "string"}
+                 timedelta: "duration (`90`, `30s`, `5m`, `1h30m`, `2d`, `500ms`)", SecretStr: "string",
+                 datetime: "date or time (`2026-12-24`, `2026-12-24T02:00:00Z`; UTC unless a zone is given)"}
         if annotation in names:
             return names[annotation]
     return str(annotation).replace("typing.", "")
@@ -379,8 +380,11 @@ def audit_example() -> str:
 
 
 def _same_run(text: str) -> str:
-    """An audit's output without what differs from run to run: its id and its duration."""
+    """An audit's output without what differs from run to run: its id, its duration, the age of the
+    newest document and the audit's clock in an evidence query (a date in the future is past it)."""
     text = re.sub(r"run [0-9a-f]{8}-[0-9a-f-]{27}", "run RUN_ID", text)
+    text = re.sub(r"newest \S+ old", "newest AGE old", text)
+    text = re.sub(r'"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z"', '"DATE"', text)
     return re.sub(r"· \d+(\.\d+)?s ·", "· DURATION ·", text)
 
 

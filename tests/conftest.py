@@ -41,20 +41,24 @@ def _fresh_logging() -> Any:
 
 
 class RecordingCollection:
-    """A real mongomock collection that also records the keyword arguments of each read."""
+    """A real mongomock collection that also records each read: its keyword arguments (``calls``)
+    and what it asked (``reads``: the filter or pipeline)."""
 
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.reads: list[tuple[str, tuple[Any, ...]]] = []
         self.database = inner.database
         self.name = inner.name
 
     def count_documents(self, query: dict[str, Any], **kwargs: Any) -> int:
         self.calls.append(("count_documents", kwargs))
+        self.reads.append(("count_documents", (query,)))
         return int(self._inner.count_documents(query, **kwargs))
 
     def aggregate(self, pipeline: list[dict[str, Any]], **kwargs: Any) -> Any:
         self.calls.append(("aggregate", kwargs))
+        self.reads.append(("aggregate", (pipeline,)))
         return self._inner.aggregate(pipeline, **kwargs)
 
     def estimated_document_count(self, **kwargs: Any) -> int:
@@ -66,6 +70,7 @@ class RecordingCollection:
 
     def find(self, query: dict[str, Any], projection: Any = None) -> Any:
         recording = self
+        self.reads.append(("find", (query,)))
 
         class _Cursor:
             def __init__(self) -> None:
@@ -75,8 +80,8 @@ class RecordingCollection:
                 self._cursor = self._cursor.limit(n)
                 return self
 
-            def sort(self, key: str, direction: int) -> Any:
-                self._cursor = self._cursor.sort(key, direction)
+            def sort(self, key: Any, direction: int | None = None) -> Any:
+                self._cursor = self._cursor.sort(key, direction) if direction is not None else self._cursor.sort(key)
                 return self
 
             def max_time_ms(self, ms: int) -> Any:

@@ -12,6 +12,7 @@ from agent.errors import QueryRefused
 from agent.gates.base import RuleGate, fail, warn
 from agent.state import AgentAction, AgentState, RuleResult
 from agent.tools.count_many import count_many_pipeline
+from agent.tools.get_stats import value_condition
 from agent.tools.guard import check_field_path, check_filter, check_projection
 from agent.tools.models import CountManyInput, GetStatsInput, LookupInput, RunQueryInput
 from agent.tools.registry import ALL_TOOLS
@@ -69,8 +70,7 @@ def _read_only(p: ProposedAction, state: AgentState) -> RuleResult | None:
             check_field_path(p.params.field)
             if p.params.filter is not None:
                 check_filter(decode(p.params.filter))
-            if p.params.value_filter is not None:
-                check_filter({"v": decode(p.params.value_filter)}, where="value_filter")
+            value_condition(p.params.value_filter)
         elif isinstance(p.params, CountManyInput):
             count_many_pipeline(p.params)
         elif isinstance(p.params, LookupInput):

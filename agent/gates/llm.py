@@ -17,6 +17,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 import structlog
 
+from agent.ejson import MAX_NESTING, NestedTooDeep, parse_json
 from agent.errors import BudgetExhausted
 from agent.findings import Finding
 from agent.gates.base import Gate
@@ -80,9 +81,11 @@ class _Reviewer:
 
 def _parse(text: str) -> tuple[Verdict, str]:
     try:
-        data = json.loads(strip_fence(text))
+        data = parse_json(strip_fence(text))
     except json.JSONDecodeError:
         raise ValueError("the verdict was not JSON") from None
+    except NestedTooDeep:
+        raise ValueError(f"the verdict was nested deeper than {MAX_NESTING} levels") from None
     verdict = str(data.get("verdict", "")).upper() if isinstance(data, dict) else ""
     if verdict not in ("PASS", "WARN", "FAIL"):
         raise ValueError("the verdict was not PASS, WARN or FAIL")

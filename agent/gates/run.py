@@ -18,11 +18,14 @@ def _min_field_coverage(action: AgentAction, state: AgentState) -> RuleResult | 
     fields = state.auditable_fields()
     if not fields:
         return None
-    covered = [f for f in fields if f in state.fields_investigated]
+    # A field whose planned check the server would not answer was attempted: the run ends partial and
+    # names it, rather than being held back until a query that tests nothing touches the field.
+    attempted = state.fields_investigated | state.unanswered_fields()
+    covered = [f for f in fields if f in attempted]
     need = state.options.min_field_coverage
     share = len(covered) / len(fields)
     if share + 1e-9 < need:
-        missing = [f for f in fields if f not in state.fields_investigated]
+        missing = [f for f in fields if f not in attempted]
         shown = ", ".join(missing[:15]) + (f" and {len(missing) - 15} more" if len(missing) > 15 else "")
         return fail("min_field_coverage", f"only {len(covered)}/{len(fields)} fields ({share:.0%}) were "
                                           f"checked by a query; at least {need:.0%} needed. Not yet checked: {shown}")

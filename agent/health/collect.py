@@ -19,7 +19,7 @@ from agent.options import PrivacyMode
 from agent.tools.models import FieldStats, SchemaSampleResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["collect_health"]
+__all__ = ["collect_health", "newest_document"]
 
 log = structlog.get_logger("argus.health")
 
@@ -29,22 +29,33 @@ _IDENTIFIER_SHARE = 0.9  # numeric fields this distinct in the sample are counte
 
 
 def collect_health(target: AuditTarget, schema: SchemaSampleResult, *, now: datetime, options: HealthOptions,
-                   privacy: PrivacyMode, previous: HealthSnapshot | None) -> HealthSnapshot:
+                   privacy: PrivacyMode, previous: HealthSnapshot | None,
+                   newest: tuple[datetime | None, str | None] | None = None) -> HealthSnapshot:
+    """``newest``: what ``newest_document`` answered already in this run (else it is asked)."""
+    newest_at, source = newest if newest is not None else newest_document(target, schema, options, now)
+    inserts = _inserts(target, source, previous) if newest_at is not None else None
+    if newest_at is not None and privacy == "strict":
+        newest_at = newest_at.replace(second=0, microsecond=0)
+    return HealthSnapshot(
+        at=now, documents=schema.total_documents if schema.total_documents is not None else schema.collection_size,
+        inserts=inserts,
+        inserts_since=previous.newest_at if inserts is not None and previous else None,
+        newest_at=newest_at, freshness_s=max((now - newest_at).total_seconds(), 0.0) if newest_at else None,
+        time_source=source, documents_sampled=schema.documents_sampled,
+        fields=_fields(schema, options, privacy))
+
+
+def newest_document(target: AuditTarget, schema: SchemaSampleResult, options: HealthOptions,
+                    now: datetime) -> tuple[datetime | None, str | None]:
+    """When the newest document arrived, and where that came from: ``_id`` (ObjectId time), an indexed
+    ``time_field``, ``sample:<field>`` (only the sample had it), or (None, None)."""
     newest_at, source = _newest(target, schema, options)
     if newest_at is not None and newest_at > now + _CLOCK_SKEW:
         # Ids or times from the future: they do not record when documents arrived (random ObjectIds,
         # a time field holding something else). Freshness is unknown rather than negative.
         log.info("health_time_source_unusable", source=source)
-        newest_at, source = None, None
-    inserts = _inserts(target, source, previous) if newest_at is not None else None
-    if newest_at is not None and privacy == "strict":
-        newest_at = newest_at.replace(second=0, microsecond=0)
-    return HealthSnapshot(
-        at=now, documents=schema.collection_size, inserts=inserts,
-        inserts_since=previous.newest_at if inserts is not None and previous else None,
-        newest_at=newest_at, freshness_s=max((now - newest_at).total_seconds(), 0.0) if newest_at else None,
-        time_source=source, documents_sampled=schema.documents_sampled,
-        fields=_fields(schema, options, privacy))
+        return None, None
+    return newest_at, source
 
 
 def _newest(target: AuditTarget, schema: SchemaSampleResult,
@@ -57,7 +68,7 @@ def _newest(target: AuditTarget, schema: SchemaSampleResult,
                 return None, None
             value = target.newest("_id")
             return (value.generation_time, "_id") if isinstance(value, ObjectId) else (None, None)
-        if field in target.indexed_fields():
+        if field in (target.indexed_fields() or set()):  # listIndexes refused: the sample tells
             value = target.newest(field)
             if isinstance(value, datetime):
                 return _aware(value), field

@@ -55,7 +55,9 @@ def _severity(anomaly: Anomaly) -> Severity:
 def _baseline_text(anomaly: Anomaly) -> str:
     if math.isinf(anomaly.z):
         return "the schedule's expected cadence"
-    seasonal = " on the same weekday" if anomaly.seasonal else ""
+    seasonal = {"weekday": " on the same weekday", "weekend": " on the same side of the weekend",
+                "hour of day": " at the same hour of day", "day of month": " on the same day of the month"}.get(
+        anomaly.season or "", " on the same weekday" if anomaly.seasonal else "")
     return (f"outside the baseline of {anomaly.baseline_runs} earlier runs{seasonal} "
             f"(robust z-score {anomaly.z:+.1f})")
 

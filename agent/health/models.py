@@ -7,7 +7,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["FieldHealth", "HealthOptions", "HealthSnapshot", "age_text"]
+__all__ = ["ExcludedSpan", "FieldHealth", "HealthOptions", "HealthSnapshot", "age_text"]
+
+
+class ExcludedSpan(BaseModel):
+    """A span of time that neither raises anomalies nor enters a baseline: planned maintenance, a holiday."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    start: datetime
+    end: datetime
+    reason: str | None = None
+
+    def overlaps(self, start: datetime, end: datetime) -> bool:
+        return self.start < end and start < self.end
 
 
 class HealthOptions(BaseModel):
@@ -28,6 +41,12 @@ class HealthOptions(BaseModel):
                                                                      "the window holds 3 or more of them")
     max_fields: int = Field(100, ge=0, le=1000, description="fields whose shares and quantiles are kept per run")
     field_metrics: bool = Field(False, description="export per-field null shares as metrics (a field label)")
+    backfill: bool = Field(True, description="the first run builds the volume and freshness baselines from the time "
+                                             "field's own history (one bucketing aggregation)")
+    run_every_s: float | None = Field(None, gt=0, description="how often the audit runs (the schedule's trigger): "
+                                                              "the spacing of the first run's baseline; None: daily")
+    exclude: list[ExcludedSpan] = Field(default_factory=list, description="spans that neither raise anomalies nor "
+                                                                          "enter a baseline")
 
 
 class FieldHealth(BaseModel):
@@ -55,6 +74,16 @@ class HealthSnapshot(BaseModel):
                                                         "baseline (None before its minimum history)")
     documents_sampled: int = 0
     fields: list[FieldHealth] = Field(default_factory=list)
+    scope: str | None = Field(None, description="a scoped run's window key: its field shares are of the window, "
+                                                "compared only with runs of the same window")
+    anomalies: list[str] = Field(default_factory=list, description="what this run reported as anomalous "
+                                                                    "(volume_anomaly, freshness, "
+                                                                    "distribution_drift:<field>): kept out of "
+                                                                    "the baselines later runs are judged against")
+    backfilled: bool = Field(False, description="built by a first run from the time field's history, not measured")
+    baseline_points: list[HealthSnapshot] = Field(
+        default_factory=list, description="a first run: the earlier runs' measurements rebuilt from the time "
+                                          "field's hourly counts, one per usual interval between runs")
 
     def field(self, path: str) -> FieldHealth | None:
         return next((f for f in self.fields if f.path == path), None)

@@ -158,7 +158,7 @@ class OpenAIChat:
                               timeout)
                 if not hasattr(raw, "choices"):  # a body that is not JSON arrives as text
                     raise ValueError("the answer is not a chat completion")
-            except (openai.OpenAIError, LLMTimeout, ValueError) as exc:
+            except (openai.OpenAIError, LLMTimeout, ValueError, RecursionError) as exc:
                 error = _error(exc)
                 if isinstance(error, LLMTimeout):
                     # The server spent tokens on the prompt even if we never see the answer.
@@ -208,11 +208,12 @@ class OpenAIChat:
         return Completion(content=message.content, tool_calls=calls, usage=usage, finish_reason=choice.finish_reason)
 
 
-def _error(exc: BaseException) -> LLMError:
+def _error(exc: Exception) -> LLMError:
     if isinstance(exc, LLMError):
         return exc
-    if isinstance(exc, openai.APIResponseValidationError | ValueError):
-        # A proxy's error page or a truncated body under status 200: transient, like a 502.
+    if isinstance(exc, openai.APIResponseValidationError | ValueError | RecursionError):
+        # A proxy's error page, a truncated body under status 200, or JSON nested past what the parser
+        # recurses into: transient, like a 502.
         return LLMUnavailable("the model endpoint answered with a body that is not a JSON chat completion")
     assert isinstance(exc, openai.OpenAIError)
     return translate(exc)

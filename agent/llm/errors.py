@@ -8,7 +8,8 @@ Hierarchy::
     │   │   │                     backoff, raised once the retries are spent
     │   │   └── LLMTimeout        no answer in time: never retried (a self-hosted server is likely still
     │   │                         computing it, and a retry would queue behind it)
-    │   └── LLMRejected           permanent (bad key, no such model, bad request): retrying cannot help
+    │   └── LLMRejected           permanent (bad key, no such model, bad request, nothing listening at the
+    │       │                     base URL): retrying cannot help
     │       └── LLMUnsupported    the server does not support this request shape (tools, a response format)
     └── BudgetExhausted
         └── LLMBudgetExhausted    the run's token or USD budget would be exceeded by the next call
@@ -77,6 +78,8 @@ _PYDANTIC_MSG = re.compile(r"""'msg': (['"])(.*?)\1""")
 # A server that does not support a request shape says so in a validation message naming the parameter.
 _SHAPE_WORDS = ("response_format", "json_schema", "json_object", "tool_choice", "tools", "tool call", "function call",
                 "grammar")
+_NOTHING_THERE = ("connection refused", "name or service not known", "nodename nor servname",
+                  "temporary failure in name resolution", "no address associated", "network is unreachable")
 _REFUSAL_WORDS = ("validation", "not supported", "unsupported", "does not support", "invalid", "input should be",
                   "unknown", "not allowed", "expected")
 
@@ -127,7 +130,12 @@ def translate(exc: openai.OpenAIError) -> LLMError:
     if isinstance(exc, openai.APITimeoutError):
         return LLMTimeout("the model endpoint did not answer within the timeout")
     if isinstance(exc, openai.APIConnectionError):
-        return LLMUnavailable(f"cannot reach the model endpoint: {_clean(str(exc.__cause__ or exc))}")
+        reason = _clean(str(exc.__cause__ or exc))
+        if any(words in reason.lower() for words in _NOTHING_THERE):
+            # nothing listens there, or the name does not resolve: waiting and asking again cannot help
+            return LLMRejected(f"cannot reach the model endpoint: {reason}; nothing answers at the base URL (check "
+                               f"base_url, and that the server runs)")
+        return LLMUnavailable(f"cannot reach the model endpoint: {reason}")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         reason = _clean(getattr(exc, "message", "") or str(exc))

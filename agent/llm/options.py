@@ -81,7 +81,7 @@ class LLMOptions(BaseModel):
             try:
                 text = self.api_key_file.read_text().strip()
             except OSError as exc:
-                raise ArgusError(f"cannot read the API key file {self.api_key_file}: {exc.strerror}") from None
+                raise ArgusError(f"cannot read the API key from the file api_key_file names: {exc.strerror}") from None
             return SecretStr(text) if text else None
         value = os.environ.get(self.key_env, "").strip()
         return SecretStr(value) if value else None

@@ -20,6 +20,7 @@ import re
 from functools import cache
 from typing import Any
 
+from agent.ejson import MAX_NESTING, NestedTooDeep, parse_json
 from agent.llm.client import Completion
 from agent.privacy import Masker
 from agent.state import AgentAction
@@ -116,10 +117,13 @@ def answer_schema() -> str:
 
 def _object(text: str, what: str) -> dict[str, Any]:
     try:
-        value = json.loads(text) if text.strip() else {}
+        value = parse_json(text) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise InvalidAnswer(f"{what} is not valid JSON ({exc.msg} at character {exc.pos}); send one JSON "
                             f"object") from None
+    except NestedTooDeep:
+        raise InvalidAnswer(f"{what} is nested deeper than {MAX_NESTING} levels; send a flat query (MongoDB "
+                            f"refuses deeper documents)") from None
     if not isinstance(value, dict):
         raise InvalidAnswer(f"{what} must be a JSON object, not {type(value).__name__}")
     return value
@@ -176,7 +180,10 @@ def _from_text(content: str) -> AgentAction:
     text = _unwrap(content)
     if text.startswith("["):  # a list of calls ([TOOL_CALLS] style): take the first
         try:
-            calls = json.loads(text)
+            calls = parse_json(text)
+        except NestedTooDeep:
+            raise InvalidAnswer(f"the answer is nested deeper than {MAX_NESTING} levels; send a flat query "
+                                f"(MongoDB refuses deeper documents)") from None
         except json.JSONDecodeError:
             calls = None
         if isinstance(calls, list) and calls and isinstance(calls[0], dict):

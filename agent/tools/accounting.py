@@ -4,7 +4,9 @@
 A *pass* is a read that visits the whole collection (``count_documents``, ``find``, ``aggregate``
 without a selective ``_id`` path); ``$sample`` and the metadata count are not passes. Documents
 examined are known for a pass once the collection size is (every document is visited) and for a
-sample (the documents drawn). Request units come from Cosmos DB's ``getLastRequestStatistics``.
+sample (the documents drawn). A scoped audit whose window field leads an index visits only the
+window's documents on each pass: its passes count the window's size, from the window's own count.
+Request units come from Cosmos DB's ``getLastRequestStatistics``.
 """
 
 from __future__ import annotations
@@ -41,7 +43,8 @@ class DatabaseCost(BaseModel):
     lookups: int = Field(0, description="reads of referenced collections by reference checks ($in over a batch of "
                                         "values: index lookups where the referenced field is indexed); not passes")
     documents_examined: int = Field(0, description="documents visited, where known (passes x collection size, "
-                                                   "plus sampled documents)")
+                                                   "or x the window's documents in a scoped audit whose field "
+                                                   "leads an index, plus sampled documents)")
     throttled: int = Field(0, description="requests the server refused with 16500 (TooManyRequests) and Argus retried")
     request_units: float | None = Field(None, description="Cosmos DB request units charged (getLastRequestStatistics);"
                                                           " None when the server is not Cosmos DB")
@@ -74,12 +77,15 @@ class OperationLedger:
 
     server: ServerKind = "unknown"
     collection_size: int | None = None
+    window_documents: int | None = None  # a scoped audit with an index on its field: what one pass visits
     records: list[OperationRecord] = field(default_factory=list)
     pending_throttles: int = 0
 
     def record(self, record: OperationRecord) -> None:
-        if record.full_pass and record.documents_examined is None and self.collection_size is not None:
-            record.documents_examined = self.collection_size
+        if record.full_pass and record.documents_examined is None:
+            size = self.window_documents if self.window_documents is not None else self.collection_size
+            if size is not None:
+                record.documents_examined = size
         record.throttled, self.pending_throttles = self.pending_throttles, 0
         self.records.append(record)
 

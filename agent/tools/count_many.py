@@ -9,6 +9,24 @@ server reads the collection once, whatever the number of branches. A batch of co
 preceded by the ``$or`` of its filters (every count stays exact: a document one filter matches
 also matches the ``$or``), so the branches see only the suspect documents. ``$facet`` runs on MongoDB
 3.4+, Azure Cosmos DB for MongoDB (RU, 4.2+ API; vCore) and mongomock.
+
+A server that refuses the batch costs only the checks it cannot answer, as a careful client would:
+
+- it names the operator it refuses (``Operator '$not' is not currently implemented``): the checks
+  using it are set apart and the others batched again; one of them is asked alone, and if the
+  server refuses it there too, none of them is asked again (each is *unanswered*), else they are
+  asked one by one (``$expr`` inside ``$facet``);
+- it refuses ``$facet`` itself: every check is asked unbatched (``count_documents``, ``find`` for
+  examples, each statistic's own pipeline), and so is every later batch of the run;
+- it names nothing: the batch is split in halves until the refused checks stand alone, within
+  ``ISOLATION_PASSES`` more reads; what is left then is asked one by one;
+- the batch times out (error 50, or the server ignored ``maxTimeMS``): the checks are asked one by one.
+
+Each of these says so once in the report's notes (``ServerRefusals``), naming operators and codes only.
+
+Asking one by one stops when the run's time or request units are spent, or after
+``TIMEOUTS_IN_A_ROW`` timeouts in a row once they outnumber the answers; a check not answered
+comes back with ``error`` set, saying why, and the loop makes the run partial and names it.
 """
 
 from __future__ import annotations
@@ -16,21 +34,25 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 from bson.regex import Regex
 
 from agent.ejson import decode, encode
-from agent.errors import QueryRefused, QueryRejected
-from agent.tools.get_stats import build_pipeline, duplicate_branches, stats_result
+from agent.errors import QueryRefused, QueryRejected, QueryTimeout
+from agent.tools.compat import facet_note, named_operators, operators_in, refusal_reason
+from agent.tools.get_stats import build_pipeline, duplicate_branches, duplicates_rows, stats_result, value_condition
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
 from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, CountQuery, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["ISOLATION_PASSES", "count_many", "count_many_pipeline"]
+__all__ = ["ISOLATION_PASSES", "TIMEOUTS_IN_A_ROW", "count_many", "count_many_pipeline"]
 
-ISOLATION_PASSES = 16   # reads spent, at most, finding the checks of a batch the engine refuses
+ISOLATION_PASSES = 16   # reads spent, at most, splitting a refused batch whose refusal names nothing
+TIMEOUTS_IN_A_ROW = 3   # timeouts in a row (outnumbering the answers) before the rest are not asked
+_EVERY_BATCH = frozenset({"$match", "$count", "$limit"})  # stages a refusal may name that every check uses
 log = structlog.get_logger(__name__)
 
 
@@ -78,12 +100,11 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
     for i, stat in enumerate(params.stats):
         check_field_path(stat.field)
         query = decode(stat.filter) if stat.filter else None
-        value_filter = decode(stat.value_filter) if stat.value_filter else None
+        value_filter = value_condition(stat.value_filter)
         if query is not None:
             check_filter(query)
             _check_patterns(query)
         if value_filter is not None:
-            check_filter({"v": value_filter}, where="value_filter")
             _check_patterns(value_filter)
         for j, branch in enumerate(_stats_branches(stat, query, value_filter)):
             facet[f"s{i}_{j}"] = branch
@@ -96,54 +117,200 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
     return pipeline, filters
 
 
+@dataclass
+class _Item:
+    """One check of the batch: a counted filter or a statistic, with the operators it uses."""
+
+    slot: int
+    check: CountQuery | GetStatsInput
+    operators: set[str] = field(default_factory=set)
+
+
+@dataclass
+class _Run:
+    """The answers so far, and what is left of the isolation budget."""
+
+    target: AuditTarget
+    answers: dict[int, CountedQuery | StatsResult] = field(default_factory=dict)
+    budget: int = ISOLATION_PASSES
+    reads: int = 0
+
+
 def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
-    """Count every filter of ``params.queries`` and compute every ``params.stats`` in one pass.
+    """Count every filter of ``params.queries`` and compute every ``params.stats`` in one pass,
+    degrading as the module docstring says when the server refuses the batch."""
+    pipeline, _ = count_many_pipeline(params)
+    query_used = json.dumps(encode(pipeline), separators=(",", ":"))[:2000]
+    if not pipeline:
+        return CountManyResult(collection=target.name, counts=[], stats=[], query_used=query_used)
+    items = [_Item(i, q, operators_in(decode(q.filter))) for i, q in enumerate(params.queries)]
+    items += [_Item(len(params.queries) + i, s, operators_in(_stat_pipeline(s))) for i, s in enumerate(params.stats)]
+    run = _Run(target)
+    if target.refusals.refuses("$facet"):
+        _one_by_one(run, items)
+    else:
+        _batched(run, items, first=True)
+    answers = [run.answers[item.slot] for item in items]
+    counts = [a for a in answers if isinstance(a, CountedQuery)]
+    stats = [a for a in answers if isinstance(a, StatsResult)]
+    refused = sum(1 for a in answers if a.error is not None)
+    if run.reads or refused:
+        log.warning("batch_degraded", checks=len(items), unanswered=refused, extra_reads=run.reads)
+    return CountManyResult(collection=target.name, counts=counts, stats=stats, query_used=query_used)
 
-    When the engine refuses the batch (an operator or a BSON type it does not support), the
-    batch is split in halves until the refused items stand alone, so one unsupported check costs
-    its own answer, not every other one's: those items come back with ``error`` set. Finding them
-    takes at most ``ISOLATION_PASSES`` more reads; past that the refusal is raised."""
-    pipeline, filters = count_many_pipeline(params)
+
+def _params(items: list[_Item]) -> CountManyInput:
+    return CountManyInput(queries=[i.check for i in items if isinstance(i.check, CountQuery)],
+                          stats=[i.check for i in items if isinstance(i.check, GetStatsInput)])
+
+
+def _batched(run: _Run, items: list[_Item], *, first: bool = False) -> None:
+    """Ask ``items`` in one batch; on a refusal or a timeout, degrade (see the module docstring)."""
+    if not first:
+        if run.budget <= 0 or len(items) == 1:
+            _one_by_one(run, items)
+            return
+        run.budget -= 1
+        run.reads += 1
+    part = _params(items)
     try:
-        return _counted(target, params, pipeline, filters)
-    except QueryRejected:
-        if len(params.queries) + len(params.stats) <= 1:
-            raise
-    budget = [ISOLATION_PASSES]
-    counts, stats = _isolated(target, params, budget)
-    log.warning("batch_items_rejected", queries=sum(c.error is not None for c in counts),
-                stats=sum(s.error is not None for s in stats), passes=ISOLATION_PASSES - budget[0])
-    return CountManyResult(collection=target.name, counts=counts, stats=stats,
-                           query_used=json.dumps(encode(pipeline), separators=(",", ":"))[:2000])
+        done = _counted(run.target, part, *count_many_pipeline(part))
+    except QueryTimeout:
+        run.target.refusals.learn("batch timeout", "a batched pass reached its time limit: its checks were asked one "
+                                                   "at a time")
+        _one_by_one(run, items)
+        return
+    except QueryRejected as exc:
+        _refused(run, items, exc)
+        return
+    answers: list[CountedQuery | StatsResult] = [*done.counts, *done.stats]
+    for item, answer in zip(items, answers, strict=True):
+        run.answers[item.slot] = answer
 
 
-def _isolated(target: AuditTarget, params: CountManyInput,
-              budget: list[int]) -> tuple[list[CountedQuery], list[StatsResult]]:
-    items: list[CountQuery | GetStatsInput] = [*params.queries, *params.stats]
-    if len(items) == 1:
-        error = "refused by the database engine when run alone"
-        if params.queries:
-            return [CountedQuery(filter=params.queries[0].filter, matched_count=0, error=error)], []
-        stat = params.stats[0]
-        return [], [StatsResult(collection=target.name, field=stat.field, operation=stat.operation, value=None,
-                                error=error, query_used="")]
-    counts: list[CountedQuery] = []
-    stats: list[StatsResult] = []
-    for half in (items[:len(items) // 2], items[len(items) // 2:]):
-        part = CountManyInput(queries=[i for i in half if isinstance(i, CountQuery)],
-                              stats=[i for i in half if isinstance(i, GetStatsInput)])
-        if budget[0] <= 0:
-            raise QueryRejected("count_many was refused by the database engine, and isolating the refused "
-                                f"checks took more than {ISOLATION_PASSES} reads")
-        budget[0] -= 1
-        try:
-            done = _counted(target, part, *count_many_pipeline(part))
-            more_counts, more_stats = done.counts, done.stats
-        except QueryRejected:
-            more_counts, more_stats = _isolated(target, part, budget)
-        counts += more_counts
-        stats += more_stats
-    return counts, stats
+def _refused(run: _Run, items: list[_Item], exc: QueryRejected) -> None:
+    named = named_operators(exc)
+    # ``$expr is not allowed inside a $facet stage`` names the check's operator first; a refusal of
+    # ``$facet`` alone is the stage itself.
+    culprits = (named - _EVERY_BATCH - {"$facet"}) & set().union(*(i.operators for i in items))
+    if "$facet" in named and not culprits:
+        run.target.refusals.learn("$facet", facet_note(exc))
+        _one_by_one(run, items)
+        return
+    code = f" (code {exc.code})" if exc.code is not None else ""
+    if culprits:
+        using = [i for i in items if i.operators & culprits]
+        rest = [i for i in items if not i.operators & culprits]
+        if rest:
+            _batched(run, rest)
+        _probe_then_ask(run, using, culprits, code)
+    elif named or len(items) == 1:  # the batch's own stages ($or, $count), or nothing left to split
+        stages = ", ".join(sorted(named)) or "a batched pass"
+        run.target.refusals.learn(f"batch {stages}", f"the server refused {stages} in a batched pass{code}: its "
+                                                     f"checks were asked one at a time")
+        _one_by_one(run, items)
+    else:
+        run.target.refusals.learn("batch split", f"the server refused a batched pass without naming what it refused"
+                                                 f"{code}: the batch was split until the refused checks stood alone, "
+                                                 f"and those were asked one at a time")
+        half = len(items) // 2
+        _batched(run, items[:half])
+        _batched(run, items[half:])
+
+
+def _probe_then_ask(run: _Run, items: list[_Item], culprits: set[str], code: str) -> None:
+    """Checks using an operator the server named: ask one alone. Refused there too, the server does
+    not take the operator at all and none of the others is asked; else ask them one by one."""
+    known = {op for op in culprits if run.target.refusals.refuses(_operator(op))}
+    if known:
+        for item in items:
+            run.answers[item.slot] = _unanswered(run.target, item, f"the server refused {', '.join(sorted(known))}")
+        return
+    first, others = items[0], items[1:]
+    run.reads += 1
+    try:
+        run.answers[first.slot] = _alone(run.target, first)
+    except QueryRejected as exc:
+        refused = named_operators(exc) & culprits
+        run.answers[first.slot] = _unanswered(run.target, first, refusal_reason(exc, first.operators))
+        if refused:
+            for op in sorted(refused):
+                run.target.refusals.learn(_operator(op), f"the server refuses {op}, also in a query of its own: "
+                                                         f"the checks written with it were not answered")
+            for item in others:
+                run.answers[item.slot] = _unanswered(run.target, item, refusal_reason(exc, item.operators))
+            return
+    except QueryTimeout:
+        run.answers[first.slot] = _unanswered(run.target, first, "timed out")
+    ops = ", ".join(sorted(culprits))
+    run.target.refusals.learn(f"batched {ops}", f"the server refused {ops} inside a batched pass{code}: the checks "
+                                                f"written with it were asked one at a time")
+    _one_by_one(run, others)
+
+
+def _one_by_one(run: _Run, items: list[_Item]) -> None:
+    """Each check asked on its own, while the run's budgets last, and until timeouts come
+    ``TIMEOUTS_IN_A_ROW`` in a row and outnumber the answers (a server too slow for any of them)."""
+    timeouts = answered = in_a_row = 0
+    for item in items:
+        spent = run.target.exhausted()
+        known = sorted(op for op in item.operators if run.target.refusals.refuses(_operator(op)))
+        if spent is not None:
+            run.answers[item.slot] = _unanswered(run.target, item, f"not asked: {spent}")
+        elif in_a_row >= TIMEOUTS_IN_A_ROW and timeouts > answered:
+            run.answers[item.slot] = _unanswered(run.target, item, f"not asked: {TIMEOUTS_IN_A_ROW} checks in a row "
+                                                                   f"reached the time limit")
+        elif known:
+            run.answers[item.slot] = _unanswered(run.target, item, f"the server refused {', '.join(known)}")
+        else:
+            run.reads += 1
+            try:
+                run.answers[item.slot] = _alone(run.target, item)
+                answered, in_a_row = answered + 1, 0
+            except QueryRejected as exc:
+                run.answers[item.slot] = _unanswered(run.target, item, refusal_reason(exc, item.operators))
+            except QueryTimeout:
+                timeouts, in_a_row = timeouts + 1, in_a_row + 1
+                run.answers[item.slot] = _unanswered(run.target, item, "timed out")
+
+
+def _alone(target: AuditTarget, item: _Item) -> CountedQuery | StatsResult:
+    """One check outside the batch: ``count_documents`` (and ``find`` for examples), or the statistic's
+    own pipeline (``duplicates`` as its two pipelines when the server refuses its ``$facet``)."""
+    check = item.check
+    if isinstance(check, CountQuery):
+        query = decode(check.filter)
+        matched = target.count_documents(query)
+        documents: list[Any] = []
+        if check.examples_of is not None and matched:
+            documents = target.find(query, {check.examples_of: 1, "_id": 0}, check.examples)
+        return CountedQuery(filter=encode(query), matched_count=matched, documents=[encode(d) for d in documents])
+    query = decode(check.filter) if check.filter else None
+    value_filter = value_condition(check.value_filter)
+    pipeline = build_pipeline(check.field, check.operation, query, value_filter, check.limit)
+    if check.operation == "duplicates":
+        rows = duplicates_rows(target, check.field, query, value_filter, pipeline)
+    else:
+        rows = target.aggregate(pipeline)
+    return stats_result(check, target.name, rows, query, pipeline)
+
+
+def _unanswered(target: AuditTarget, item: _Item, reason: str) -> CountedQuery | StatsResult:
+    check = item.check
+    if isinstance(check, CountQuery):
+        return CountedQuery(filter=check.filter, matched_count=0, error=reason)
+    return StatsResult(collection=target.name, field=check.field, operation=check.operation, value=None,
+                       error=reason, query_used="")
+
+
+def _stat_pipeline(stat: GetStatsInput) -> list[dict[str, Any]]:
+    return build_pipeline(stat.field, stat.operation, decode(stat.filter) if stat.filter else None,
+                          value_condition(stat.value_filter), stat.limit)
+
+
+def _operator(op: str) -> str:
+    """How a refused operator is kept among the run's refusals (apart from the stages with a fallback)."""
+    return f"operator {op}"
 
 
 def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[str, Any]],
@@ -163,8 +330,7 @@ def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[st
             rows_for = [{"top": out.get(f"s{i}_0") or [], "totals": out.get(f"s{i}_1") or []}]
         else:
             rows_for = out.get(f"s{i}_0") or []
-        branch = build_pipeline(stat.field, stat.operation, query,
-                                decode(stat.value_filter) if stat.value_filter else None, stat.limit)
+        branch = build_pipeline(stat.field, stat.operation, query, value_condition(stat.value_filter), stat.limit)
         stats.append(stats_result(stat, target.name, rows_for, query, branch))
     return CountManyResult(collection=target.name, counts=counts, stats=stats,
                            query_used=json.dumps(encode(pipeline), separators=(",", ":"))[:2000])

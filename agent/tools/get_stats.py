@@ -7,14 +7,37 @@ so ``items.qty`` means every quantity in every order. ``count`` counts documents
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from typing import Any
 
+from bson.regex import Regex
+
 from agent.ejson import decode, encode
+from agent.errors import QueryRefused, QueryRejected
+from agent.tools.compat import facet_note, named_operators
 from agent.tools.guard import check_field_path, check_filter, check_pipeline
 from agent.tools.models import DISTINCT_CAP, DUPLICATES_CAP, GetStatsInput, StatsResult
 from agent.tools.target import AuditTarget
 
-__all__ = ["build_pipeline", "duplicate_branches", "get_stats", "stats_result"]
+__all__ = ["build_pipeline", "duplicate_branches", "duplicates_rows", "get_stats", "stats_result", "value_condition"]
+
+
+def value_condition(value_filter: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A ``value_filter`` as the condition on each value, decoded and checked: a document of operators
+    (``{"$gt": 100}``). A bare regex (``{"$regex": "^a"}`` is one in Extended JSON) is ``{"$regex": ...}``;
+    anything else that decodes to no document (a date, an id, a DBRef) is refused, naming the form."""
+    if not value_filter:
+        return None
+    condition = decode(value_filter)
+    if isinstance(condition, Regex | re.Pattern):
+        condition = {"$regex": condition}
+    if not isinstance(condition, Mapping) or not all(isinstance(k, str) and k.startswith("$") for k in condition):
+        raise QueryRefused("value_filter must be a document of operators on each value, like {\"$gt\": 100} or "
+                           "{\"$regex\": \"^A\"}; to compare with one value write {\"$eq\": ...}",
+                           operator="value_filter")
+    check_filter({"v": condition}, where="value_filter")
+    return dict(condition)
 
 
 def _values(field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None) -> list[dict[str, Any]]:
@@ -70,14 +93,31 @@ def _sort_key(item: dict[str, Any]) -> tuple[int, str]:
 def get_stats(target: AuditTarget, params: GetStatsInput) -> StatsResult:
     check_field_path(params.field)
     query = decode(params.filter) if params.filter else None
-    value_filter = decode(params.value_filter) if params.value_filter else None
+    value_filter = value_condition(params.value_filter)
     if query is not None:
         check_filter(query)
-    if value_filter is not None:
-        check_filter({"v": value_filter}, where="value_filter")
     pipeline = build_pipeline(params.field, params.operation, query, value_filter, params.limit)
     check_pipeline(pipeline)
-    return stats_result(params, target.name, target.aggregate(pipeline), query, pipeline)
+    if params.operation == "duplicates":
+        rows = duplicates_rows(target, params.field, query, value_filter, pipeline)
+    else:
+        rows = target.aggregate(pipeline)
+    return stats_result(params, target.name, rows, query, pipeline)
+
+
+def duplicates_rows(target: AuditTarget, field: str, query: dict[str, Any] | None, value_filter: dict[str, Any] | None,
+                    pipeline: list[dict[str, Any]]) -> list[Any]:
+    """The rows of ``duplicates``: its one pipeline (a ``$facet`` of two branches), or, on a server
+    that refuses ``$facet`` or something inside it (a pattern, an operator it takes only outside
+    ``$facet``), its two pipelines asked apart. A refusal of those too is the caller's."""
+    if not target.refusals.refuses("$facet"):
+        try:
+            return target.aggregate(pipeline)
+        except QueryRejected as exc:
+            if "$facet" in named_operators(exc) and not named_operators(exc) - {"$facet"}:
+                target.refusals.learn("$facet", facet_note(exc))
+    top, totals = duplicate_branches(field, query, value_filter)
+    return [{"top": target.aggregate(top), "totals": target.aggregate(totals)}]
 
 
 def stats_result(params: GetStatsInput, collection: str, rows: list[Any], query: dict[str, Any] | None,

@@ -11,6 +11,9 @@ first walks the value without recursion (``_wire_view``), refusing anything nest
 ``MAX_DEPTH`` or larger than ``MAX_VALUES``, refusing JavaScript (``Code``, ``$code``) and every
 type that is not plain data, and turning a ``DBRef`` into the document BSON sends for it
 (``{"$ref", "$id", "$db", ...}``) so an operator hidden among its fields is seen and refused.
+What BSON cannot carry is refused there too, before any driver encodes it: an integer beyond
+int64, a NUL in a key or a pattern, a string that is not valid Unicode, and (as a last check)
+anything else ``bson.encode`` would raise on, or a query past MongoDB's 16 MiB document limit.
 Regular expressions are checked for catastrophic backtracking (``regex_cost``). Operators must
 stand where the server reads them: a field condition (``$type``) at the top of a filter, or a
 logical operator (``$or``) under a field, is refused with the form to write instead.
@@ -24,15 +27,18 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
+import bson
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from bson.datetime_ms import DatetimeMS
 from bson.dbref import DBRef
+from bson.errors import BSONError
 
 from agent.errors import QueryRefused
 from agent.tools.regex_cost import regex_problem
 
 __all__ = [
     "EXPRESSION_OPERATORS",
+    "MAX_BSON_BYTES",
     "MAX_DEPTH",
     "MAX_VALUES",
     "PIPELINE_STAGES",
@@ -47,6 +53,8 @@ __all__ = [
 
 MAX_DEPTH = 32
 MAX_VALUES = 100_000
+MAX_BSON_BYTES = 16 * 1024 * 1024  # MongoDB's document limit, which a command's query must fit in
+_INT64 = (-(2 ** 63), 2 ** 63 - 1)
 
 QUERY_OPERATORS = frozenset({
     "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin",
@@ -137,6 +145,10 @@ def _wire_view(value: Any, where: str) -> Any:
                         raise QueryRefused(f"{where} has a non-string key", operator="key")
                     if key in _REFUSED_REASONS:  # JavaScript, writes, other collections: refused at any depth
                         raise _refuse(key, where)
+                    if "\x00" in key:
+                        raise QueryRefused(f"a key in {where} is not a plain dot-notation path: it holds a NUL "
+                                           "character, which BSON cannot carry", operator="key")
+                    _check_unicode(key, f"a key in {where}")
                     copy[key] = None
                     stack.append((child, copy, key, depth + 1))
             else:
@@ -146,11 +158,37 @@ def _wire_view(value: Any, where: str) -> Any:
         elif isinstance(item, Regex | re.Pattern):
             parent[slot] = _checked_regex(item, where)
         elif isinstance(item, _PLAIN_SCALARS):
+            if isinstance(item, int) and not isinstance(item, bool) and not _INT64[0] <= item <= _INT64[1]:
+                raise QueryRefused(f"an integer of {len(str(abs(item)))} digits in {where} is beyond the 64-bit "
+                                   "integers MongoDB stores (±9,223,372,036,854,775,807); compare with a double "
+                                   "(1e22) or a $numberDecimal", operator="int64")
+            if isinstance(item, str):
+                _check_unicode(item, f"a string in {where}")
             parent[slot] = item
         else:
             raise QueryRefused(f"a value of type {type(item).__name__} is refused in {where}: only plain BSON data "
                                "can be sent", operator="type")
+    _check_encodes(root[0], where)
     return root[0]
+
+
+def _check_unicode(text: str, what: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise QueryRefused(f"{what} is not valid Unicode (an unpaired surrogate such as \\ud800), which BSON "
+                           "cannot carry", operator="string") from None
+
+
+def _check_encodes(view: Any, where: str) -> None:
+    """The last word on what the driver can send: ``bson.encode`` itself, and the document size limit."""
+    try:
+        size = len(bson.encode({"q": view}))
+    except (BSONError, OverflowError, ValueError, TypeError) as exc:
+        raise QueryRefused(f"{where} cannot be encoded as BSON ({type(exc).__name__}); send plain values",
+                           operator="bson") from None
+    if size > MAX_BSON_BYTES:
+        raise QueryRefused(f"{where} is larger than MongoDB's 16 MiB document limit", operator="size")
 
 
 def _checked_regex(value: Regex[Any] | re.Pattern[Any] | str, where: str, options: Any = "") -> Any:
@@ -162,6 +200,10 @@ def _checked_regex(value: Regex[Any] | re.Pattern[Any] | str, where: str, option
         pattern = pattern.decode("utf-8", "replace")
     if not isinstance(pattern, str):
         raise QueryRefused(f"$regex in {where} needs a pattern string", operator="$regex")
+    if "\x00" in pattern:
+        raise QueryRefused(f"$regex in {where} holds a NUL character, which BSON cannot carry in a pattern; "
+                           "write it as \\x00", operator="$regex")
+    _check_unicode(pattern, f"$regex in {where}")
     if not isinstance(options, str) or not set(options) <= _REGEX_FLAGS:
         raise QueryRefused(f"$options in {where} must be letters from 'imsxu'", operator="$options")
     py_flags = (flags if isinstance(flags, int) else 0) & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE)

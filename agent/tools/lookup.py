@@ -52,9 +52,10 @@ def lookup_references(target: AuditTarget, params: LookupInput) -> LookupResult:
     other = target.sibling(params.collection)
     documents = other.estimated_document_count()
     try:
-        indexed: bool | None = params.field in other.indexed_fields()
+        leading = other.indexed_fields()
     except ToolError:
-        indexed = None
+        leading = None
+    indexed: bool | None = None if leading is None else params.field in leading
     found: set[str] = set()
     lookups = 0
     for batch in _batches(values):

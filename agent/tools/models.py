@@ -160,11 +160,31 @@ class FieldStats(BaseModel):
 
 class SchemaSampleResult(BaseModel):
     collection: str
-    collection_size: int = Field(description="documents in the collection (server's count)")
+    collection_size: int = Field(description="documents in the collection (server's count); in a scoped audit, "
+                                             "in its window: the denominator of affected shares")
+    total_documents: int | None = Field(None, description="a scoped audit: documents in the whole collection")
     documents_sampled: int
     fields: list[FieldStats]
     truncated_paths: list[str] = Field(default_factory=list, description="paths cut at depth 20")
     paths_dropped: int = Field(0, description="values whose path was not recorded after 2,000 paths")
+    unprofiled: list[tuple[str, int]] = Field(
+        default_factory=list, description="paths not recorded after 2,000: (parent path, '' for the top level; "
+                                          "distinct paths under it)")
+
+    def not_profiled(self) -> str | None:
+        """What the profiler left out, in words for a report's notes, or None when it saw everything."""
+        parts = []
+        if self.unprofiled:
+            total = sum(n for _, n in self.unprofiled)
+            where = ", ".join(f"{n:,} under {parent or 'the top level'}" for parent, n in self.unprofiled[:3])
+            more = f" and {len(self.unprofiled) - 3} other parents" if len(self.unprofiled) > 3 else ""
+            parts.append(f"the sample holds more than 2,000 field paths: at least {total:,} more were not "
+                         f"profiled ({where}{more})")
+        if self.truncated_paths:
+            shown = ", ".join(self.truncated_paths[:3]) + (" …" if len(self.truncated_paths) > 3 else "")
+            parts.append(f"{len(self.truncated_paths):,} paths are nested deeper than 20 levels and nothing below "
+                         f"that depth was profiled ({shown})")
+        return "; ".join(parts) if parts else None
 
     def field(self, path: str) -> FieldStats | None:
         return next((f for f in self.fields if f.path == path), None)

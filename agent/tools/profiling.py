@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -34,14 +35,17 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_EXAMINED_CHARS",
     "MAX_PATHS",
+    "Profile",
     "bson_type",
     "exact_shape_of",
+    "profile",
     "profile_documents",
     "shape_of",
 ]
 
 MAX_DEPTH = 20
 MAX_PATHS = 2000
+_UNPROFILED_CAP = 100_000
 MAX_ARRAY_ELEMENTS = 1000
 CARDINALITY_CAP = 100
 SAMPLE_VALUES = 5
@@ -241,6 +245,7 @@ class _Walker:
         self.parent_present: Counter[str] = Counter()
         self.truncated_paths: set[str] = set()
         self.paths_dropped = 0
+        self.unprofiled: set[str] = set()  # distinct paths past MAX_PATHS, counted up to _UNPROFILED_CAP
         self.arrays_cut = 0
         self._parent_mark: dict[str, int] = {}
 
@@ -249,6 +254,8 @@ class _Walker:
         if acc is None:
             if len(self.fields) >= MAX_PATHS:
                 self.paths_dropped += 1
+                if len(self.unprofiled) < _UNPROFILED_CAP:
+                    self.unprofiled.add(path)
                 return None
             acc = self.fields[path] = _Acc(path, len(self.fields), in_array, queryable)
         return acc
@@ -473,12 +480,24 @@ def _array_stats(lengths: list[int]) -> ArrayStats | None:
                       min_length=min(lengths), max_length=max(lengths))
 
 
-def profile_documents(documents: list[dict[str, Any]]) -> tuple[list[FieldStats], list[str], int]:
-    """Return ``(fields, truncated_paths, paths_dropped)`` for a list of documents.
+@dataclass(frozen=True)
+class Profile:
+    """What the profiler saw: the fields it recorded, and what it had to leave out."""
 
-    ``fields`` are in order of first appearance. ``truncated_paths`` hit the depth cap (20);
-    ``paths_dropped`` counts values whose path was not recorded because 2,000 paths were seen.
-    """
+    fields: list[FieldStats]
+    truncated_paths: list[str]  # paths cut at the depth cap (20): nothing below them was recorded
+    paths_dropped: int  # values whose path was not recorded because MAX_PATHS paths were seen first
+    unprofiled: list[tuple[str, int]]  # where those paths are: parent path ("" for the top) and distinct paths
+
+
+def profile_documents(documents: list[dict[str, Any]]) -> tuple[list[FieldStats], list[str], int]:
+    """Return ``(fields, truncated_paths, paths_dropped)`` for a list of documents (see ``profile``)."""
+    found = profile(documents)
+    return found.fields, found.truncated_paths, found.paths_dropped
+
+
+def profile(documents: list[dict[str, Any]]) -> Profile:
+    """Profile a list of documents. ``fields`` are in order of first appearance."""
     walker = _Walker()
     for index, doc in enumerate(documents):
         walker.walk(doc, index, "", 0, False, True)
@@ -510,4 +529,5 @@ def profile_documents(documents: list[dict[str, Any]]) -> tuple[list[FieldStats]
             strings=_string_stats(acc.strings),
             arrays=_array_stats(acc.arrays),
         ))
-    return fields, sorted(walker.truncated_paths), walker.paths_dropped
+    parents = Counter(path.rsplit(".", 1)[0] if "." in path else "" for path in walker.unprofiled)
+    return Profile(fields, sorted(walker.truncated_paths), walker.paths_dropped, parents.most_common())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent.tools.guard import check_pipeline
 from agent.tools.models import SchemaSampleInput, SchemaSampleResult
-from agent.tools.profiling import profile_documents
+from agent.tools.profiling import profile
 from agent.tools.target import AuditTarget
 
 __all__ = ["schema_sample"]
@@ -14,18 +14,25 @@ def schema_sample(target: AuditTarget, params: SchemaSampleInput) -> SchemaSampl
     """Sample up to ``params.sample_size`` documents and return per-path statistics.
 
     The collection size comes from the server's metadata count, which is cheap on large
-    collections; it is the denominator for affected shares.
+    collections; it is the denominator for affected shares, except in a scoped audit, where the
+    window's documents are.
     """
     pipeline = [{"$sample": {"size": params.sample_size}}]
     check_pipeline(pipeline)
     documents = target.sample(params.sample_size)  # the same $sample on a server; drawn in process in memory
     size = target.estimated_document_count()
-    fields, truncated, dropped = profile_documents(documents)
+    found = profile(documents)
+    if target.window_documents is not None:
+        size, total = target.window_documents, size
+    else:
+        total = None
     return SchemaSampleResult(
         collection=target.name,
         collection_size=max(size, len(documents)),
+        total_documents=total,
         documents_sampled=len(documents),
-        fields=fields,
-        truncated_paths=truncated,
-        paths_dropped=dropped,
+        fields=found.fields,
+        truncated_paths=found.truncated_paths,
+        paths_dropped=found.paths_dropped,
+        unprofiled=found.unprofiled,
     )

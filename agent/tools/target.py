@@ -3,11 +3,14 @@
 ``AuditTarget`` wraps a pymongo ``Collection`` (or mongomock's, which has the same interface)
 and exposes ``find``, ``count_documents``, ``aggregate``, ``sample``, ``estimated_document_count``,
 ``newest`` and ``indexed_fields`` and nothing else, so no code path from a tool can reach a write
-method. Every call carries ``maxTimeMS`` and waits on the driver no longer than that
-(``pymongo.timeout``), and every call is counted in the target's ``OperationLedger`` (passes,
-documents examined, request units). Cosmos DB's throttling (16500, ``RetryAfterMs``) is retried
-within the run's remaining time; pymongo errors are translated into ``ToolError`` /
-``TargetUnavailable`` here.
+method. A scoped audit (``scope_to``) reads only the documents of its window: the window's filter
+leads every read (a ``$match`` first in every pipeline, ANDed into every ``find`` and count), added
+here so no tool can forget it, and the guard judges the combined query. ``whole_collection()`` is
+the unscoped view collection-level measurements (health) read through. Every call carries
+``maxTimeMS`` and waits on the driver no longer than that (``pymongo.timeout``), and every call is
+counted in the target's ``OperationLedger`` (passes, documents examined, request units). Cosmos
+DB's throttling (16500, ``RetryAfterMs``) is retried within the run's remaining time; pymongo
+errors are translated into ``ToolError`` / ``TargetUnavailable`` here.
 
 An in-process engine (mongomock, behind ``--file``) ignores ``maxTimeMS``, and some of its stages
 take quadratic time on large arrays, so there each read runs in a forked child killed at the limit
@@ -15,6 +18,13 @@ take quadratic time on large arrays, so there each read runs in a forked child k
 and ends in ``QueryTimeout`` as on a server. A live server's replies are
 decoded with ``DATETIME_AUTO``, so a date before year 1 or after 9999 arrives as a ``DatetimeMS``
 instead of failing the whole read.
+
+Servers that refuse part of what is sent are met as a careful client would (``agent.tools.compat``):
+a refused ``$type`` alias is sent again as its numeric code, a refused ``$sample`` becomes a sample
+drawn with ``find`` from random points of the ``_id`` index, a refused ``listIndexes`` or
+``getLastRequestStatistics`` leaves what they tell unknown; each is noted once (``notes``). A
+query the client stops waiting for (``NetworkTimeout``: the server ignored ``maxTimeMS``) is a
+timeout of that query when the server still answers ``ping``, not a lost database.
 """
 
 from __future__ import annotations
@@ -31,12 +41,16 @@ from typing import Any, TypeVar
 
 import pymongo
 from bson.codec_options import DatetimeConversion
+from bson.errors import BSONError
 from pymongo import errors as mongo_errors
 from pymongo.collection import Collection
 
-from agent.errors import QueryRejected, QueryTimeout, TargetUnavailable, ToolError
+from agent.errors import ArgusError, QueryRejected, QueryTimeout, TargetUnavailable, ToolError
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
+from agent.tools.compat import ServerRefusals, has_type_alias, refuses_type_alias, with_type_codes
 from agent.tools.engine_deadline import honours_max_time, within
+from agent.tools.guard import check_filter, check_pipeline
+from agent.tools.sampling import draw_in_memory, random_points
 
 __all__ = ["AuditTarget", "retry_after_ms"]
 
@@ -46,9 +60,13 @@ DEFAULT_MAX_TIME_MS = 10_000
 THROTTLED = 16500  # Cosmos DB: TooManyRequests (HTTP 429), the request used more RU than provisioned
 EXCEEDED_TIME_LIMIT = 50
 _STEPPED_DOWN = (10107, 11602, 13435, 189, 91)  # NotWritablePrimary, InterruptedDueToReplStateChange, ...
+_NO_SUCH_COMMAND = (59,)  # CommandNotFound: MongoDB itself
 _RETRY_AFTER = re.compile(r"RetryAfterMs=(\d+)")
 _FALLBACK_RETRY_MS = 100
 _MAX_RETRIES = 8
+_FIND_SAMPLE_POINTS = 10  # random starting points of the _id index a find-based sample reads from
+_PING_MS = 2000           # at most this long to ask a server that let a query time out whether it still answers
+_LAST_READ_MS = 1000      # no optional read (one by one, a first-run baseline) starts with less than this left
 
 
 def retry_after_ms(message: str, attempt: int) -> int:
@@ -84,11 +102,17 @@ class AuditTarget:
         self.in_memory = in_memory
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
-        self._probing = not self.in_memory
+        self.refusals = ServerRefusals()
+        if self.in_memory:
+            self.refusals.learn("getLastRequestStatistics", "")  # no server to ask (an empty note is not shown)
         self._seed = zlib.crc32(f"{self.database}.{self.name}".encode()) if sample_seed is None else sample_seed
         self._time_cap: Callable[[], int | None] = lambda: None
         self._siblings = siblings
         self._is_sibling = False
+        self.ru_budget: float | None = None
+        self._scope: dict[str, Any] | None = None
+        self.window_documents: int | None = None  # a scoped audit: the documents of its window
+        self._reached = False
 
     def cap_time_with(self, remaining_ms: Callable[[], int | None]) -> None:
         """Let the loop shrink each query's limit to the audit's remaining wall-clock budget."""
@@ -108,7 +132,7 @@ class AuditTarget:
         other.ledger = self.ledger
         other._is_sibling = True
         other._time_cap = self._time_cap
-        other._probing = self._probing
+        other.refusals = self.refusals  # the same server: what it refuses for one collection, it refuses for all
         return other
 
     def set_siblings(self, siblings: Callable[[str], AuditTarget]) -> None:
@@ -120,6 +144,83 @@ class AuditTarget:
         field is indexed): recorded as a lookup, not a pass."""
         return self._call("lookup", False,
                           lambda limit_ms: list(self._collection.aggregate(pipeline, maxTimeMS=limit_ms)))
+    def exhausted(self) -> str | None:
+        """Why no further optional read should be sent in this run (its time or request units are
+        spent: a read started in the last second could not finish), or None."""
+        remaining = self._time_cap()
+        if remaining is not None and remaining < _LAST_READ_MS:
+            return "the run's time budget ran out"
+        spent = self.ledger.request_units
+        if self.ru_budget is not None and spent is not None and spent >= self.ru_budget:
+            return f"the run's request unit budget ({self.ru_budget:g} RU) is spent"
+        return None
+
+    @property
+    def notes(self) -> list[str]:
+        """What the server refused and how the reads degraded, one note each, for the report."""
+        return [n for n in self.refusals.notes if n]
+
+    # --- the window of a scoped audit ------------------------------------------------------
+
+    def scope_to(self, query: Mapping[str, Any], *, indexed: bool) -> int:
+        """Read only documents matching ``query`` from now on; returns how many there are (one count,
+        a pass of the window). ``indexed``: an index leads with the window's field, so each later
+        pass examines only the window's documents; otherwise each still visits the whole collection."""
+        check_filter(query, where="the audit's window")
+        if self.ledger.collection_size is None:
+            self.estimated_document_count()
+        documents = self.count_documents(query)
+        counted = self.ledger.records[-1]
+        counted.full_pass = True
+        counted.documents_examined = documents if indexed else self.ledger.collection_size
+        self._scope = dict(query)
+        self.window_documents = documents
+        self.ledger.window_documents = documents if indexed else None
+        return documents
+
+    def examined(self, documents: int) -> None:
+        """The last operation examined ``documents`` (known only from its answer: an index-bounded read)."""
+        if self.ledger.records:
+            self.ledger.records[-1].documents_examined = documents
+
+    @property
+    def scope(self) -> dict[str, Any] | None:
+        return None if self._scope is None else dict(self._scope)
+
+    def whole_collection(self) -> AuditTarget:
+        """The same collection, ledger and budgets without the window: for measurements of the
+        collection itself (its size, newest document, inserts since the last run)."""
+        view = copy.copy(self)
+        view._scope = None
+        view.window_documents = None
+        return view
+
+    def _filter(self, query: Mapping[str, Any]) -> dict[str, Any]:
+        """What is sent for a tool's filter: the window first, then the refusals learned so far."""
+        sent = dict(query)
+        if self._scope is not None:
+            sent = {"$and": [self._scope, sent]} if sent else dict(self._scope)
+            check_filter(sent)
+        return with_type_codes(sent) if self.refusals.refuses("type_aliases") else sent
+
+    def _pipeline(self, pipeline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        sent = list(pipeline)
+        if self._scope is not None:
+            sent = [{"$match": dict(self._scope)}, *sent]
+            check_pipeline(sent)
+        return with_type_codes(sent) if self.refusals.refuses("type_aliases") else sent
+
+    def _reshaped(self, value: Any, send: Callable[[Any], T]) -> T:
+        """``send(value)``; when the server refuses a ``$type`` alias, learn it and send the numeric codes."""
+        try:
+            return send(value)
+        except QueryRejected as exc:
+            if self.in_memory or self.refusals.refuses("type_aliases") or not has_type_alias(value) \
+                    or not refuses_type_alias(exc):
+                raise
+            self.refusals.learn("type_aliases", "the server refused a $type alias (such as 'number'): every $type "
+                                                "was sent again as its numeric BSON type code")
+            return send(value)
 
     def cost(self) -> DatabaseCost:
         """What the operations sent so far cost: the report's ``database_cost``."""
@@ -134,18 +235,38 @@ class AuditTarget:
             return max(1, cap)
         return max(1, min(self.max_time_ms, cap)) if cap is not None else self.max_time_ms
 
-    def find(self, query: Mapping[str, Any], projection: Mapping[str, Any] | None, limit: int) -> list[Any]:
-        def run(limit_ms: int) -> list[Any]:
-            return list(self._collection.find(dict(query), projection).limit(limit).max_time_ms(limit_ms))
-        return self._call("find", not is_selective(query), run)
+    def find(self, query: Mapping[str, Any], projection: Mapping[str, Any] | None, limit: int, *,
+             sort: list[tuple[str, int]] | None = None, full_pass: bool | None = None) -> list[Any]:
+        """``limit`` 0 reads every match; ``full_pass`` overrides the ledger's judgement."""
+        is_pass = not is_selective(query) if full_pass is None else full_pass
+
+        def send(_: Any) -> list[Any]:
+            sent = self._filter(query)
+
+            def run(limit_ms: int) -> list[Any]:
+                cursor = self._collection.find(sent, projection)
+                if sort:
+                    cursor = cursor.sort(sort)
+                return list(cursor.limit(limit).max_time_ms(limit_ms))
+            return self._call("find", is_pass, run)
+        return self._reshaped(query, send)
 
     def count_documents(self, query: Mapping[str, Any]) -> int:
-        return self._call("count_documents", not is_selective(query),
-                          lambda limit_ms: int(self._collection.count_documents(dict(query), maxTimeMS=limit_ms)))
+        def send(_: Any) -> int:
+            sent = self._filter(query)
+            return self._call("count_documents", not is_selective(query),
+                              lambda limit_ms: int(self._collection.count_documents(sent, maxTimeMS=limit_ms)))
+        return self._reshaped(query, send)
 
-    def aggregate(self, pipeline: list[dict[str, Any]]) -> list[Any]:
-        return self._call("aggregate", pipeline_is_pass(pipeline),
-                          lambda limit_ms: list(self._collection.aggregate(pipeline, maxTimeMS=limit_ms)))
+    def aggregate(self, pipeline: list[dict[str, Any]], *, full_pass: bool | None = None) -> list[Any]:
+        """``full_pass`` overrides the ledger's judgement (a bucketing of an ``_id`` range still reads it all)."""
+        is_pass = pipeline_is_pass(pipeline) if full_pass is None else full_pass
+
+        def send(_: Any) -> list[Any]:
+            sent = self._pipeline(pipeline)
+            return self._call("aggregate", is_pass,
+                              lambda limit_ms: list(self._collection.aggregate(sent, maxTimeMS=limit_ms)))
+        return self._reshaped(pipeline, send)
 
     def estimated_document_count(self) -> int:
         size = self._call("estimated_document_count", False,
@@ -167,23 +288,95 @@ class AuditTarget:
             return None
         return self._call("find", False, run)
 
-    def indexed_fields(self) -> set[str]:
-        """Fields that lead an index (a sort or range on them reads the index, not the collection)."""
-        return self._call("list_indexes", False, lambda _: {
-            next(iter(index["key"])) for index in self._collection.list_indexes() if index.get("key")})
+    def indexed_fields(self) -> set[str] | None:
+        """Fields that lead an index (a sort or range on them reads the index, not the collection);
+        None when the server refused ``listIndexes`` (a user without the privilege), noted once."""
+        if self.refusals.refuses("listIndexes"):
+            return None
+        try:
+            return self._call("list_indexes", False, lambda _: {
+                next(iter(index["key"])) for index in self._collection.list_indexes() if index.get("key")})
+        except QueryRejected as exc:
+            code = f" (code {exc.code})" if exc.code is not None else ""
+            self.refusals.learn("listIndexes", f"the server refused listIndexes{code}: which fields lead an index is "
+                                               f"unknown, so documents examined count whole-collection passes and "
+                                               f"freshness comes from the sample; grant the listIndexes action")
+            return None
 
     def sample(self, size: int) -> list[Any]:
-        """Up to ``size`` documents drawn at random: ``$sample`` on a server, in process in memory."""
+        """Up to ``size`` documents drawn at random: ``$sample`` on a server, in process in memory;
+        a server that refuses ``$sample`` is read with ``find`` from random points of ``_id``."""
         if self.in_memory:
-            drawn = self._call("sample", False, lambda _: _draw_in_memory(self._collection, size, self._seed))
-        else:
-            drawn = self.aggregate([{"$sample": {"size": size}}])
-        self.ledger.records[-1].documents_examined = len(drawn)
-        return drawn
+            drawn = self._call("sample", False, lambda _: draw_in_memory(self._collection, size, self._seed,
+                                                                          self._scope))
+            self.ledger.records[-1].documents_examined = len(drawn)
+            return drawn
+        if not self.refusals.refuses("$sample"):
+            try:
+                drawn = self.aggregate([{"$sample": {"size": size}}], full_pass=False)
+                self.ledger.records[-1].documents_examined = len(drawn)
+                return drawn
+            except QueryRejected as exc:
+                code = f" (code {exc.code})" if exc.code is not None else ""
+                self.refusals.learn("$sample", f"the server refused $sample{code}: the sample was read with find from "
+                                               f"{_FIND_SAMPLE_POINTS} random points of the _id index, which is not "
+                                               f"uniform (documents after a gap in _id are drawn more often)")
+        return self._find_sample(size)
+
+    def _find_sample(self, size: int) -> list[Any]:
+        """``size`` documents read from random points between the smallest and largest ``_id``
+        (ObjectIds and numbers), each read an ``_id`` range on its index, ranges never overlapping;
+        for other ``_id`` kinds, the first ``size``."""
+        ends = [self.find({}, {"_id": 1}, 1, sort=[("_id", direction)]) for direction in (1, -1)]
+        low, high = (e[0].get("_id") if e else None for e in ends)
+        points = random_points(low, high, _FIND_SAMPLE_POINTS, random.Random(self._seed))
+        if not points:
+            drawn = self.find({}, None, size)
+            self.ledger.records[-1].documents_examined = len(drawn)
+            return drawn
+        per_point = -(-size // len(points))
+        seen: dict[Any, Any] = {}
+        after: Any = None
+        for point in points:
+            if len(seen) >= size:
+                break
+            bound = {"$gt": after} if after is not None and after >= point else {"$gte": point}
+            read = self.find({"_id": bound}, None, per_point, sort=[("_id", 1)])
+            self.ledger.records[-1].documents_examined = len(read)
+            for doc in read:
+                seen.setdefault(doc.get("_id"), doc)
+            after = read[-1].get("_id") if read else after
+        if len(seen) < size:  # the ranges near the end ran short: fill from the smallest _id
+            read = self.find({"_id": {"$gte": low}}, None, size, sort=[("_id", 1)])
+            self.ledger.records[-1].documents_examined = len(read)
+            for doc in read:
+                if len(seen) >= size:
+                    break
+                seen.setdefault(doc.get("_id"), doc)
+        return list(seen.values())[:size]
 
     # --- one operation: time limit, retries, accounting, translated errors --------------------
 
+    def _reach(self, kind: str) -> None:
+        """Wait for a server as long as the client's serverSelectionTimeoutMS says (the URI's, when it sets
+        one), once: a query's own time limit (pymongo.timeout) would override it, and an unreachable server
+        would hold every run for the whole query limit."""
+        self._reached = True
+        client = getattr(self._collection.database, "client", None)
+        wait = getattr(getattr(client, "options", None), "server_selection_timeout", None)
+        if client is None or not isinstance(wait, int | float):
+            return
+        try:
+            with _translated(kind), pymongo.timeout(min(wait, self._limit_ms() / 1000)):
+                # the reads' own read preference: with secondaryPreferred, a secondary answering is enough
+                client.admin.command("ping", read_preference=self._collection.read_preference)
+        except TargetUnavailable as exc:
+            raise TargetUnavailable(f"{exc} (no server answered within the URI's serverSelectionTimeoutMS, "
+                                    f"{wait:g} s)") from exc.__cause__
+
     def _call(self, kind: str, full_pass: bool, operation: Callable[[int], T]) -> T:
+        if not self._reached and not self.in_memory:
+            self._reach(kind)
         attempt = 0
         t0 = time.perf_counter()
         while True:
@@ -193,6 +386,9 @@ class AuditTarget:
                     result = within(self._collection, limit_ms, functools.partial(operation, limit_ms),
                                     operation=kind)
                 break
+            except _Stalled as stalled:
+                self._record(kind, full_pass, t0, error="NetworkTimeout")
+                raise self._stalled(kind, limit_ms) from stalled.__cause__
             except _Retry as retry:
                 attempt += 1
                 wait_ms = retry.wait_ms(attempt)
@@ -209,10 +405,30 @@ class AuditTarget:
         self._record(kind, full_pass, t0)
         return result
 
+    def _stalled(self, kind: str, limit_ms: int) -> ArgusError:
+        """The client stopped waiting for one query. A server that still answers ``ping`` ignored the
+        query's ``maxTimeMS`` (or the network held the answer): a timeout of that query, like error 50.
+        A server that does not answer is unreachable."""
+        remaining = self._time_cap()
+        wait_ms = min(_PING_MS, remaining if remaining is not None else _PING_MS)
+        if wait_ms > 0:
+            try:
+                with pymongo.timeout(wait_ms / 1000):
+                    self._collection.database.command("ping")
+            except mongo_errors.PyMongoError:
+                return TargetUnavailable(f"{kind} got no answer within its time limit ({limit_ms} ms) and the server "
+                                         f"no longer answers ping: it is unreachable")
+        return QueryTimeout(f"{kind} got no answer within its time limit ({limit_ms} ms) although the server answers "
+                            f"ping: the server does not stop queries at maxTimeMS, or this one is slow; it counts as "
+                            f"a timeout of this query")
+
     def _record(self, kind: str, full_pass: bool, t0: float, *, error: str | None = None) -> None:
         record = OperationRecord(kind=kind, full_pass=full_pass and error is None,
                                  duration_ms=round((time.perf_counter() - t0) * 1000, 3), error=error)
-        if error is None and self._probing and self.ledger.server in ("unknown", "cosmosdb"):
+        if record.full_pass and self._scope is None and self.ledger.window_documents is not None:
+            record.documents_examined = self.ledger.collection_size  # the unscoped view of a scoped run
+        if error is None and not self.refusals.refuses("getLastRequestStatistics") \
+                and self.ledger.server in ("unknown", "cosmosdb"):
             record.request_charge = self._request_charge()
         self.ledger.record(record)
 
@@ -224,13 +440,20 @@ class AuditTarget:
                 reply = self._collection.database.command("getLastRequestStatistics",
                                                           read_preference=self._collection.read_preference)
         except mongo_errors.OperationFailure as exc:
-            if exc.code != THROTTLED:  # a throttled probe says nothing about the server
-                self.ledger.server = "mongodb"
+            if exc.code == THROTTLED:  # a throttled probe says nothing about the server
+                return None
+            if exc.code in _NO_SUCH_COMMAND or "no such" in _first_line(exc).lower():
+                self.ledger.server = "mongodb"  # MongoDB does not know the command: nothing to count
+            else:
+                code = f" (code {exc.code})" if exc.code is not None else ""
+                self.refusals.learn("getLastRequestStatistics", (
+                    f"the server refused getLastRequestStatistics{code}: request units are not counted, so an "
+                    f"ru_budget cannot be enforced; on Cosmos DB grant the command to Argus's user"))
             return None
         except mongo_errors.PyMongoError:  # unreachable now: the next operation reports it
             return None
         except Exception:  # an engine that is no server at all (a wrapped mongomock): stop asking
-            self._probing = False
+            self.refusals.learn("getLastRequestStatistics", "")
             return None
         charge = reply.get("RequestCharge") if isinstance(reply, Mapping) else None
         if not isinstance(charge, int | float):
@@ -238,6 +461,10 @@ class AuditTarget:
             return None
         self.ledger.server = "cosmosdb"
         return float(charge)
+
+
+class _Stalled(Exception):
+    """The driver stopped waiting for an answer (``NetworkTimeout``); ``AuditTarget`` asks why."""
 
 
 class _Retry(Exception):
@@ -251,21 +478,6 @@ class _Retry(Exception):
         return retry_after_ms(self.message, attempt - 1) if self.throttle else _FALLBACK_RETRY_MS * 2 ** attempt
 
 
-def _draw_in_memory(collection: Any, size: int, seed: int) -> list[Any]:
-    """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document):
-    pick ``_id``s from the in-memory store, copy only those documents. Repeatable for a seed.
-    Argus's own engine (``agent.engine``) draws the same positions itself."""
-    if getattr(collection, "in_process", False) is True:  # mongomock answers any attribute with a collection
-        return list(collection.draw_sample(size, seed))
-    store = getattr(collection, "_store", None)
-    documents = getattr(store, "_documents", None)
-    if not isinstance(documents, Mapping):  # another mongomock layout: fall back to $sample
-        return list(collection.aggregate([{"$sample": {"size": size}}]))
-    keys = list(documents.keys())
-    chosen = random.Random(seed).sample(range(len(keys)), min(size, len(keys)))
-    return [copy.deepcopy(documents[keys[i]]) for i in chosen]
-
-
 @contextmanager
 def _translated(operation: str) -> Iterator[None]:
     try:
@@ -277,6 +489,8 @@ def _translated(operation: str) -> Iterator[None]:
         raise QueryTimeout(f"{operation} reached its server time limit (maxTimeMS, code {EXCEEDED_TIME_LIMIT} "
                            f"ExceededTimeLimit); narrow the query, or on Cosmos DB raise the provisioned throughput: "
                            f"its server-side retries of throttled requests end in this error") from exc
+    except mongo_errors.NetworkTimeout as exc:
+        raise _Stalled(operation) from exc
     except mongo_errors.NotPrimaryError as exc:
         raise _Retry(TargetUnavailable(f"{operation} failed: the server stepped down from primary "
                                        f"({type(exc).__name__}) and no primary answered within the time limit; "
@@ -294,15 +508,20 @@ def _translated(operation: str) -> Iterator[None]:
                                            f"and no member answered within the time limit"),
                          "stepped_down", throttle=False) from exc
         code = f" (code {exc.code})" if exc.code is not None else ""
-        raise QueryRejected(f"{operation} was refused by the server{code}: {_first_line(exc)}") from exc
+        raise QueryRejected(f"{operation} was refused by the server{code}: {_first_line(exc)}", code=exc.code,
+                            server_message=_first_line(exc)) from exc
     except (mongo_errors.ConnectionFailure, mongo_errors.ServerSelectionTimeoutError) as exc:
         raise TargetUnavailable(f"{operation} could not reach the database: {type(exc).__name__}") from exc
     except mongo_errors.PyMongoError as exc:
         raise ToolError(f"{operation} failed: {type(exc).__name__}") from exc
+    except (BSONError, OverflowError) as exc:  # the guard refuses these first; a driver's word is final
+        raise ToolError(f"{operation} could not send the query: it cannot be encoded as BSON "
+                        f"({type(exc).__name__})") from exc
     except (NotImplementedError, TypeError, ValueError, KeyError, AttributeError, RecursionError, re.error) as exc:
         # mongomock raises plain Python errors for operators or BSON types it cannot emulate,
         # and re.error for a pattern a server would refuse with an OperationFailure.
-        raise QueryRejected(f"{operation} failed in the database engine: {type(exc).__name__}") from exc
+        raise QueryRejected(f"{operation} failed in the database engine: {type(exc).__name__}",
+                            server_message=str(exc).splitlines()[0][:200] if str(exc) else "") from exc
 
 
 def _first_line(exc: mongo_errors.OperationFailure) -> str:

@@ -13,6 +13,7 @@ from rich.table import Table
 from agent.clock import SystemClock
 from agent.findings import Category
 from config.schedules import parse_duration
+from daemon.cli_output import stdout_console
 from daemon.store import PostgresStore
 from daemon.store.outbox import AlertOutbox
 
@@ -58,18 +59,28 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
         if expires is not None and expires <= now:
             raise fail("--for must be longer than zero")
         connection, database, name = split_collection(collection) if collection else (None, None, None)
-        added = with_store(lambda st: AlertOutbox(st).mute(
+
+        def add(st: PostgresStore) -> Any:
+            if collection is not None and not st.collections_matching(collection)[0]:
+                # a mute may come before the first run, so it is kept; a typo must not pass unseen
+                stored = ", ".join(f"{r.database}.{r.collection}" for r in st.collections_matching(collection)[1][:10])
+                Console(stderr=True).print(f"warning: no stored runs for collection {collection!r} (stored: "
+                                           f"{stored or 'none yet'}); the mute applies once it is audited under "
+                                           f"that name", markup=False, highlight=False, soft_wrap=True)
+            return AlertOutbox(st).mute(
             now=now, fingerprint=fingerprint, connection=connection, database=database, collection=name,
-            category=category.value if category else None, expires_at=expires, reason=reason))
+            category=category.value if category else None, expires_at=expires, reason=reason)
+
+        added = with_store(add)
         until = f"until {expires.isoformat(timespec='minutes')}" if expires else \
             f"with no end (lift it with `argus unmute {added.id}`)"
-        Console().print(f"mute {added.id}: {added.describe()} {until}", highlight=False, markup=False, soft_wrap=True)
+        stdout_console().print(f"mute {added.id}: {added.describe()} {until}", highlight=False, markup=False)
 
     @app.command(rich_help_panel=panel)
     def unmute(mute_id: Annotated[int, typer.Argument(metavar="MUTE_ID", help="the id `argus mutes` shows")]) -> None:
         """Lift a mute."""
         removed = with_store(lambda st: AlertOutbox(st).unmute(mute_id))
-        Console().print(f"unmuted {removed.id}: {removed.describe()}", highlight=False, markup=False, soft_wrap=True)
+        stdout_console().print(f"unmuted {removed.id}: {removed.describe()}", highlight=False, markup=False)
 
     @app.command(rich_help_panel=panel)
     def mutes() -> None:
@@ -79,7 +90,7 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
         table = Table("id", "mutes", "ends", "reason", box=None)
         for m in rows:
             table.add_row(str(m.id), m.describe(), _when(m.expires_at, now), m.reason or "")
-        Console().print(table if rows else "no mutes in force")
+        stdout_console().print(table if rows else "no mutes in force")
 
     @app.command(rich_help_panel=panel)
     def alerts(limit: Annotated[int, typer.Option(min=1, help="alerts to list")] = 20) -> None:
@@ -91,7 +102,7 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
             table.add_row(r["created_at"].isoformat(timespec="seconds"), r["channel"], r["kind"], r["status"],
                           str(r["attempts"]), r["last_error"] or "", (r["alert"].get("fingerprint") or "")[:12],
                           r["alert"]["title"])
-        Console().print(table if rows else "no alerts yet", highlight=False)
+        stdout_console().print(table if rows else "no alerts yet", highlight=False)
 
 
 def _when(moment: datetime | None, now: datetime) -> str:

@@ -106,11 +106,11 @@ class IncidentApi:
         refused = self._refuse(headers.get("authorization") or headers.get("Authorization"))
         if refused is not None:
             return refused
-        parts = path.strip("/").split("/")
-        if len(parts) != 3 or parts[0] != "incidents" or parts[2] not in ACTIONS:
+        parts = path.split("/")  # exactly /incidents/ID/ACTION: //incidents/1/ack is no path of ours
+        if len(parts) != 4 or parts[:2] != ["", "incidents"] or parts[3] not in ACTIONS:
             return 404, {"error": "no such path", "paths": [f"/incidents/ID/{a}" for a in ACTIONS]}, {}
         try:
-            number = parse_id(parts[1])
+            number = parse_id(parts[2])
         except ValueError:
             return 404, {"error": "no such incident"}, {}
         try:
@@ -126,7 +126,7 @@ class IncidentApi:
         except ValueError as exc:
             return 400, {"error": str(exc)}, {}
         try:
-            changed = self._book.change_status(number, ACTIONS[parts[2]], now=self._clock.now(), source="http",
+            changed = self._book.change_status(number, ACTIONS[parts[3]], now=self._clock.now(), source="http",
                                                owner=owner, note=note)
         except NotFound:
             return 404, {"error": "no such incident"}, {}

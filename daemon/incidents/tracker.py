@@ -12,7 +12,8 @@ The rules (docs/incidents.md says them for users):
 - A joining finding sends nothing unless it escalates the incident: a severity above the one the
   incident was last sent at, or a finding at that severity whose share grew past ``growth_factor``
   times its share when the incident was last sent.
-- Only a complete (succeeded) run proves absence: a finding it no longer reports is resolved in
+- Only a complete (succeeded) audit of the whole collection proves absence (a scoped run's window
+  of recent documents cannot, as the diff decides): a finding it no longer reports is resolved in
   its incident, and an incident whose findings all stayed resolved for ``resolve_after`` complete
   runs resolves; twice as many for each time it reopened (at most 16 times as many), so that a
   flapping defect stops resolving and reopening. A failed run changes nothing.
@@ -103,7 +104,7 @@ def track(report: AuditReport, incidents: Iterable[Incident], *, config: Inciden
             _join(change, report, fp, f, growth_factor)
         _seen(change, report)
 
-    if report.outcome == "succeeded":
+    if report.outcome == "succeeded" and report.window is None:
         seen = {fp for found in holding.values() for fp, _ in found}
         for incident in known:
             if incident.status in ACTIVE:

@@ -281,6 +281,20 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     alter table alert_outbox alter column run_id drop not null;
     alter table alert_outbox add column incident_id bigint;
     """),
+    (20, "the window of a scoped audit per run; the last full audit of each collection", """
+    -- A scoped run's window key (field:seconds); null for an audit of the whole collection.
+    alter table runs add column scope text;
+    create index runs_by_scope on runs (connection, database, collection, scope, started_at desc);
+    -- Kept apart from runs so pruning old runs does not forget when the last full audit ran.
+    create table full_audits (
+        connection text not null,
+        database text not null,
+        collection text not null,
+        last_full_at timestamptz not null,
+        last_full_run uuid not null,
+        primary key (connection, database, collection)
+    );
+    """),
 ]
 
 

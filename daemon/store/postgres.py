@@ -2,8 +2,14 @@
 
 A report is stored whole or not at all: the run, its findings, dismissed findings, gate
 evaluations and pattern bookkeeping go in one transaction, which also computes the diff against
-the previous successful run under a per-collection advisory lock, so two processes storing runs
-of one collection cannot interleave.
+the earlier runs under a per-collection advisory lock, so two processes storing runs of one
+collection cannot interleave.
+
+What a run is compared with (``_tracked``): the findings of the earlier runs that did not fail,
+newest first, back to and including the last full audit that succeeded, which alone says what is
+gone. A partial run is a baseline for what it found; a pattern it did not find is taken from the
+runs before it. Shares are compared only between runs of the same kind (the same window of a
+scoped audit, or the whole collection); a pattern last seen in the other kind is tracked, not new.
 """
 
 from __future__ import annotations
@@ -45,6 +51,7 @@ from daemon.store.errors import NotFound, StoreError, StoreUnavailable
 from daemon.store.incidents import record_incidents, refreshed
 from daemon.store.migrations import migrate
 from daemon.store.outbox import enqueue
+from daemon.store.text import keep_text_storable
 
 __all__ = ["LOST_RUN", "CollectionRef", "Label", "PostgresStore", "RunSummary", "TriggerClaim", "describe_dsn"]
 
@@ -122,6 +129,11 @@ def describe_dsn(dsn: str) -> str:
     return f"{where}/{parts.get('dbname') or ''}"
 
 
+def _kind(report: AuditReport) -> str | None:
+    """Which runs a run is compared with: the same window (its key), or None for the whole collection."""
+    return report.window.key if report.window is not None else None
+
+
 def _lock_key(ref: CollectionRef) -> int:
     digest = hashlib.sha256(str(ref).encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
@@ -138,7 +150,8 @@ class PostgresStore:
         self._migrate_lock = threading.Lock()
         self._pool = ConnectionPool(dsn, min_size=1, max_size=max(pool_size, 1), open=False, timeout=connect_timeout_s,
                                     kwargs={"connect_timeout": max(int(connect_timeout_s), 1)},
-                                    check=ConnectionPool.check_connection, name="argus-store")
+                                    check=ConnectionPool.check_connection, configure=keep_text_storable,
+                                    name="argus-store")
         if not wait:
             self._pool.open(wait=False)
             return
@@ -308,12 +321,13 @@ class PostgresStore:
             elif existing:
                 log.info("report_already_stored", run_id=str(report.run_id))
                 return self._load_report(conn, report.run_id)
-            previous_id, previous = self._previous_successful(conn, ref, report.started_at)
+            kind = _kind(report)
+            previous_id, previous = self._tracked(conn, ref, report.started_at, kind)
             newly = self._touch_patterns(conn, ref, report)
             report = report.model_copy(update={"diff": diff_report(
                 report, previous, previous_run_id=previous_id, growth_factor=growth_factor,
                 newly_persistent=frozenset(newly), suppressed=self._false_positives(conn, ref),
-                baseline=self._smallest_shares(conn, ref, report.started_at, baseline_runs))})
+                baseline=self._smallest_shares(conn, ref, report.started_at, baseline_runs, kind))})
             self._insert(conn, report)
             incidents = record_incidents(conn, report, policy=alerts, growth_factor=growth_factor)
             queued = self._queue_alerts(conn, report, alerts, now or report.finished_at, incidents) if alerts else 0
@@ -328,15 +342,23 @@ class PostgresStore:
             """insert into runs (id, connection, database, collection, schedule, planner, model, started_at,
                    finished_at, duration_s, outcome, termination_reason, error, iterations, documents_sampled,
                    collection_size, input_tokens, output_tokens, cached_tokens, cost_usd, report, scheduled_for,
-                   replica, queries_sent, passes, documents_examined, throttled, request_units)
+                   replica, queries_sent, passes, documents_examined, throttled, request_units, scope)
                values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-                       %s, %s, %s, %s, %s)""",
+                       %s, %s, %s, %s, %s, %s)""",
             (report.run_id, report.connection, report.database, report.collection, report.schedule, report.planner,
              report.model, report.started_at, report.finished_at, report.duration_s, report.outcome,
              report.termination_reason, report.error, report.iterations, report.documents_sampled,
              report.collection_size, usage.input_tokens, usage.output_tokens, usage.cached_tokens, report.cost_usd,
              Jsonb(report.model_dump(mode="json")), report.scheduled_for, report.replica,
-             db.queries_sent, db.passes, db.documents_examined, db.throttled, db.request_units))
+             db.queries_sent, db.passes, db.documents_examined, db.throttled, db.request_units, _kind(report)))
+        if report.window is None and report.outcome != "failed":
+            conn.execute(
+                """insert into full_audits (connection, database, collection, last_full_at, last_full_run)
+                   values (%s, %s, %s, %s, %s)
+                   on conflict (connection, database, collection) do update
+                       set last_full_at = excluded.last_full_at, last_full_run = excluded.last_full_run
+                       where full_audits.last_full_at < excluded.last_full_at""",
+                (report.connection, report.database, report.collection, report.started_at, report.run_id))
         if report.health is not None:
             h = report.health
             conn.execute(
@@ -441,6 +463,13 @@ class PostgresStore:
         log.info("finding_labelled", run_id=str(run_id), finding_id=str(finding_id), verdict=verdict)
         return Label.model_validate(label)
 
+    def count_older(self, now: datetime, retention_days: float) -> int:
+        """How many runs ``prune`` would delete."""
+        with self._conn() as conn:
+            row = conn.execute("select count(*) from runs where started_at < %s",
+                               (now - timedelta(days=retention_days),)).fetchone()
+        return int(row[0]) if row else 0
+
     def prune(self, now: datetime, retention_days: float) -> int:
         """Delete runs (and their findings) started more than ``retention_days`` before ``now``."""
         with self._conn() as conn, conn.transaction():
@@ -452,26 +481,53 @@ class PostgresStore:
 
     # --- reading -------------------------------------------------------------------------------
 
-    def _previous_successful(self, conn: psycopg.Connection[Any], ref: CollectionRef,
-                             before: datetime) -> tuple[UUID | None, list[PastFinding] | None]:
-        row = conn.execute(
-            """select id from runs where connection = %s and database = %s and collection = %s
-                   and outcome = 'succeeded' and started_at < %s order by started_at desc limit 1""",
-            (*ref, before)).fetchone()
-        if row is None:
+    def _tracked(self, conn: psycopg.Connection[Any], ref: CollectionRef, before: datetime, kind: str | None,
+                 limit: int = 200) -> tuple[UUID | None, list[PastFinding] | None]:
+        """The latest earlier run of ``kind`` that did not fail, and every pattern still tracked before
+        ``before`` (see the module docstring): each with its latest state from a run of ``kind`` where
+        one exists since the last complete full audit, else marked not comparable."""
+        rows = conn.execute(
+            """select id, outcome, scope from runs where connection = %s and database = %s and collection = %s
+                   and outcome <> 'failed' and started_at < %s order by started_at desc limit %s""",
+            (*ref, before, limit)).fetchall()
+        walked: list[tuple[UUID, bool]] = []
+        for run_id, outcome, scope in rows:
+            walked.append((run_id, scope == kind))
+            if outcome == "succeeded" and scope is None:
+                break  # a full audit that completed: what it did not find is gone
+        if not walked:
             return None, None
-        return row[0], self._past_findings(conn, [row[0]]).get(row[0], [])
+        found = self._past_findings(conn, [run_id for run_id, _ in walked])
+        tracked: dict[str, PastFinding] = {}
+        for run_id, same_kind in walked:
+            for past in found[run_id]:
+                if past.dismissed:
+                    continue
+                known = tracked.get(past.fingerprint)
+                if known is None or (same_kind and not known.comparable):
+                    tracked[past.fingerprint] = past.model_copy(update={"comparable": same_kind})
+        previous = next((run_id for run_id, same_kind in walked if same_kind), None)
+        return previous, list(tracked.values())
 
     @staticmethod
     def _smallest_shares(conn: psycopg.Connection[Any], ref: CollectionRef, before: datetime,
-                         runs: int) -> dict[str, float]:
-        """Fingerprint -> the smallest share committed in the last ``runs`` successful runs before ``before``."""
+                         runs: int, kind: str | None = None) -> dict[str, float]:
+        """Fingerprint -> the smallest share committed in the last ``runs`` successful runs of ``kind``
+        before ``before``."""
         return dict(conn.execute(
             """select f.fingerprint, min(f.affected_pct) from findings f
                where f.run_id in (select id from runs where connection = %s and database = %s and collection = %s
                                       and outcome = 'succeeded' and started_at < %s
+                                      and scope is not distinct from %s
                                   order by started_at desc limit %s)
-               group by f.fingerprint""", (*ref, before, runs)).fetchall())
+               group by f.fingerprint""", (*ref, before, kind, runs)).fetchall())
+
+    def last_full_audit(self, ref: CollectionRef) -> datetime | None:
+        """When the last audit of the whole collection that did not fail started (None: never)."""
+        with self._conn(timeout=2.0) as conn:
+            row = conn.execute("""select last_full_at from full_audits where connection = %s and database = %s
+                                      and collection = %s""", tuple(ref)).fetchone()
+        return row[0] if row else None
 
     def _past_findings(self, conn: psycopg.Connection[Any], run_ids: list[UUID]) -> dict[UUID, list[PastFinding]]:
         out: dict[UUID, list[PastFinding]] = {r: [] for r in run_ids}
@@ -588,14 +644,20 @@ class PostgresStore:
                                        order by started_at desc limit %s""", (*ref, n)).fetchall()
         return [r[0] for r in rows]
 
-    def resolve_collection(self, name: str) -> CollectionRef:
-        """A stored collection from ``collection``, ``database.collection`` or ``connection/database.collection``."""
+    def collections_matching(self, name: str) -> tuple[list[CollectionRef], list[CollectionRef]]:
+        """The stored collections ``name`` (``collection``, ``database.collection`` or
+        ``connection/database.collection``) names, and every stored collection."""
         with self._conn() as conn:
             rows = conn.execute("select distinct connection, database, collection from runs").fetchall()
-        refs = [CollectionRef(*r) for r in rows]
-        matches = [r for r in refs if name in (r.collection, f"{r.database}.{r.collection}", str(r))]
+        refs = sorted(CollectionRef(*r) for r in rows)
+        return [r for r in refs if name in (r.collection, f"{r.database}.{r.collection}", str(r))], refs
+
+    def resolve_collection(self, name: str) -> CollectionRef:
+        """A stored collection from ``collection``, ``database.collection`` or ``connection/database.collection``."""
+        matches, known = self.collections_matching(name)
         if not matches:
-            raise NotFound(f"no stored runs for collection {name!r}")
+            shown = ", ".join(f"{r.database}.{r.collection}" for r in known[:10]) or "none yet"
+            raise NotFound(f"no stored runs for collection {name!r} (stored: {shown})")
         if len(matches) > 1:
             raise NotFound(f"{name!r} is ambiguous: {', '.join(map(str, matches))}")
         return matches[0]

@@ -23,6 +23,12 @@ def _oid(rng: random.Random) -> ObjectId:
     return ObjectId(bytes(rng.getrandbits(8) for _ in range(12)))
 
 
+def _inserted_at(oid: ObjectId, when: datetime) -> ObjectId:
+    """``oid`` with the insert time a server would have given it: its first four bytes are ``when``,
+    so Argus reads the collection's freshness from the newest ``_id`` as on a live server."""
+    return ObjectId(int(when.timestamp()).to_bytes(4, "big") + oid.binary[4:])
+
+
 def customers(rng: random.Random, n: int = 1500) -> list[dict]:
     docs = []
     for i in range(n):
@@ -34,6 +40,7 @@ def customers(rng: random.Random, n: int = 1500) -> list[dict]:
             "plan": rng.choices(["free", "pro", "team"], [70, 25, 5])[0],
             "signed_up": START - timedelta(days=rng.uniform(0, 900)),
         })
+        docs[-1]["_id"] = _inserted_at(docs[-1]["_id"], docs[-1]["signed_up"])
     for d in rng.sample(docs, 24):
         d["email"] = "unknown"                         # format_violation
     for d in rng.sample(docs, 18):
@@ -56,6 +63,7 @@ def orders(rng: random.Random, n: int = 2000) -> list[dict]:
             "created_at": START + timedelta(days=rng.uniform(0, 300)),
             "shipping": {"method": rng.choice(["ground", "air", "pickup"]), "cost": round(rng.uniform(0, 25), 2)},
         })
+        docs[-1]["_id"] = _inserted_at(docs[-1]["_id"], docs[-1]["created_at"])
     for d in rng.sample(docs, 16):
         d["items"][0]["qty"] = -d["items"][0]["qty"]   # outlier_value
     for d in rng.sample(docs, 60):

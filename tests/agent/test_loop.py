@@ -162,3 +162,20 @@ def test_what_a_planner_left_unchecked_reaches_the_reports_notes(make_target) ->
     planner = ScriptedPlanner([SAMPLE, COVER, _act("conclude", notes=[note])])
     report = run_audit(make_target(DOCS), planner)
     assert (report.outcome, report.notes) == ("succeeded", [note])
+def test_a_check_the_in_process_engine_refuses_in_a_batch_makes_the_run_partial_and_is_named() -> None:
+    """Issue 22: a batched check the engine refused used to leave the run `succeeded` with only a
+    failed action in the trace. The other checks of the batch are still answered."""
+    from agent.engine import MemoryCollection
+
+    batch = _act("count_many", queries=[{"filter": {"age": {"$gt": 130}}}, {"filter": {"email": "n/a"}},
+                                        {"filter": {"$expr": {"$gt": [{"$divide": ["$age", 0]}, 1]}}}])
+    report = run_audit(AuditTarget(MemoryCollection.of(DOCS)), ScriptedPlanner([SAMPLE, batch, COVER, _finding()]),
+                       clock=ManualClock(), options=AuditOptions(min_field_coverage=0.0))
+
+    assert (report.outcome, report.termination_reason) == ("partial", "concluded")
+    [step] = [t for t in report.trace if t.action == "count_many"]
+    assert step.outcome == "ok", step.observation
+    assert [(c.fields, c.reason) for c in report.unanswered_checks] == [(["age"], "the server refused $divide")]
+    assert "1 planned check(s) went unanswered, so the run is partial and resolves no earlier finding: age (the " \
+           "server refused $divide)" in report.notes
+    assert [f.field for f in report.findings] == ["age"]

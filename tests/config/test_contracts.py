@@ -170,6 +170,7 @@ def test_schedules_check_names_each_schedules_contract_and_refuses_a_broken_one(
         schedules:
           - {name: orders, connection: files, database: shop, collection: orders, contract: orders.contract.yaml}
         """, "schedules.yaml")
+    (tmp_path / "orders.jsonl").write_text('{"order_id": 1}\n')  # check names a connection's missing file too
     done = CliRunner().invoke(app, ["schedules", "check", str(path)])
     assert done.exit_code == 0, done.output
     assert "orders: contract orders.contract.yaml: 2 rules" in done.stdout
@@ -177,3 +178,20 @@ def test_schedules_check_names_each_schedules_contract_and_refuses_a_broken_one(
     done = CliRunner().invoke(app, ["schedules", "check", str(path)])
     assert done.exit_code == 1
     assert f"{contract}:2 fields.order_id.unique: unique is true or false" in done.stderr
+
+
+def test_a_contract_file_is_bounded_as_the_schedules_file_is(tmp_path: Path) -> None:
+    """A contract of more than 20,000 values, or over 1 MiB, is refused with its file and line,
+    before it is built: the schedules file's bounds hold for every YAML file Argus reads."""
+    from config.contracts import ContractError, load_contract
+
+    many = tmp_path / "many.yaml"
+    many.write_text("fields:\n" + "".join(f"  f{i}: {{in: [a, b, c]}}\n" for i in range(6000)))
+    with pytest.raises(ContractError) as refused:
+        load_contract(many)
+    assert f"{many}:" in refused.value.problems[0] and "holds more than 20,000 values" in refused.value.problems[0]
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("# " + "x" * (1024 * 1024) + "\nfields: {}\n")
+    with pytest.raises(ContractError) as refused:
+        load_contract(huge)
+    assert refused.value.problems == [f"{huge}:1: the contract is over 1 MiB, more than any contract needs; refused"]

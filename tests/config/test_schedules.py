@@ -192,3 +192,72 @@ def test_an_ru_budget_in_defaults_reaches_every_audit_and_a_schedule_overrides_i
 def test_an_ru_budget_must_be_positive(tmp_path: Path) -> None:
     problems = _problems(tmp_path, GOOD.replace("  sample_size: 500\n", "  sample_size: 500\n  ru_budget: 0\n", 1))
     assert len(problems) == 1 and "defaults.ru_budget" in problems[0]
+
+
+def _many(count: int) -> str:
+    return "connections: {demo: {files: {orders: data/orders.jsonl}}}\nschedules:\n" + "".join(
+        f"  - {{name: s{i}, connection: demo, database: shop, collection: orders, trigger: {{every: 1h}}}}\n"
+        for i in range(count))
+
+
+def test_a_file_over_the_size_limit_is_refused_unread_naming_the_limit(tmp_path: Path) -> None:
+    path = tmp_path / "schedules.yaml"
+    with path.open("wb") as out:
+        out.truncate(60 * 1024 * 1024)  # 60 MB of NULs: read, they would be refused as control characters
+    with pytest.raises(ScheduleError) as info:
+        load_schedules(path)
+    assert info.value.problems == [f"{path}:1: the file is 62,914,560 bytes, over the 1 MiB a schedules file may "
+                                   "hold; refused unread"]
+
+
+def test_too_many_values_are_refused_where_the_limit_is_passed_not_after_reading_them_all(tmp_path: Path) -> None:
+    with pytest.raises(ScheduleError) as info:
+        load_schedules(_write(tmp_path, _many(10_000)))
+    [problem] = info.value.problems
+    line = int(problem.split(":")[1].split()[0])
+    assert "holds more than 20,000 values (about 1,428 schedules), the most a schedules file may hold" in problem
+    assert line < 3_000  # composing stopped there; the file has 10,002 lines
+
+
+def test_a_thousand_schedules_load(tmp_path: Path) -> None:
+    assert len(load_schedules(_write(tmp_path, _many(1_000))).schedules) == 1_000
+
+
+def test_a_file_replaced_while_it_is_parsed_is_read_again_never_applied_stale(tmp_path: Path) -> None:
+    import threading
+    import time
+
+    path = _write(tmp_path, _many(1_300))        # a second or more to parse
+    replaced = threading.Event()
+
+    def replace() -> None:
+        time.sleep(0.05)
+        fresh = tmp_path / "fresh.yaml"
+        fresh.write_text(_many(2))
+        fresh.replace(path)
+        replaced.set()
+
+    editor = threading.Thread(target=replace)
+    editor.start()
+    loaded = load_schedules(path)
+    editor.join()
+    assert replaced.is_set() and sorted(loaded.schedules) == ["s0", "s1"]
+
+
+def test_an_unreadable_secret_file_is_named_by_its_key_never_by_its_path(tmp_path: Path) -> None:
+    from agent.llm.options import LLMOptions
+    from config.alerts import Channel
+    from config.schedules import Connection
+
+    hidden = tmp_path / "vault" / "mongodb-uri"
+    messages = []
+    for read in (lambda: Connection(uri_file=hidden).uri("schedules.yaml:4 connections.prod"),
+                 lambda: Channel(type="webhook", url_file=hidden).resolve_url(),
+                 lambda: Channel(type="webhook", url_env="HOOK", secret_file=hidden).resolve_secret(),
+                 lambda: LLMOptions(model="m", api_key_file=hidden).api_key()):
+        with pytest.raises(ArgusError) as info:
+            read()
+        messages.append(str(info.value))
+    assert all("vault" not in m for m in messages), messages
+    assert messages[0] == "schedules.yaml:4 connections.prod uri_file: cannot read the file it names: No such file " \
+                          "or directory"

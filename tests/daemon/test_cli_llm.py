@@ -70,3 +70,15 @@ def test_openai_without_a_key_is_a_one_line_error(orders: Path, monkeypatch: pyt
     result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm", "--model", "gpt-4o"])
     assert result.exit_code == 2
     assert "argus: error: OpenAI needs an API key: set OPENAI_API_KEY" in result.stderr
+
+
+def test_a_model_answer_the_tools_once_crashed_on_is_a_step_of_the_report(orders: Path, chat_server: Any) -> None:
+    """value_counts with value_filter {"$regex": ...} printed 'internal error' and exited 2."""
+    server = chat_server([tool_reply("get_stats", {"field": "order_no", "operation": "value_counts",
+                                                   "value_filter": {"$regex": "^O-1"}}), *SCRIPT])
+    result = runner.invoke(app, ["audit", "--no-store", "--file", str(orders), "--planner", "llm", "--model", "m",
+                                 "--base-url", server.base_url, "--format", "json"])
+    assert result.exit_code == 1, result.output  # the high finding, as without the extra step
+    report = json.loads(result.stdout)
+    assert report["outcome"] == "succeeded"
+    assert report["trace"][1]["action"] == "get_stats" and report["trace"][1]["outcome"] == "ok"

@@ -97,8 +97,8 @@ def test_a_directory_given_as_file_says_so(tmp_path: Path) -> None:
 
 def test_prune_refuses_a_negative_age_and_deletes_nothing(history: History) -> None:
     report = history.audit(_docs())
-    result = history.cli("prune", "--older-than", "-5")
-    assert result.exit_code == 2 and "--older-than" in result.output and "x>=0" in result.output
+    result = history.cli("prune", "--older-than", "-5", "--yes")
+    assert result.exit_code == 2 and "--older-than" in result.output and "e.g. 7d, 12h or 30m" in result.output
     assert report["run_id"][:8] in history.cli("runs").stdout
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import glob
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path, PurePosixPath
@@ -89,7 +90,7 @@ def test_the_healthcheck_asks_healthz_without_curl(dockerfile: Dockerfile) -> No
     health = dockerfile.final.last("HEALTHCHECK")
     assert health is not None
     command = health.healthcheck_command()
-    assert command and command[0] == "python" and "/healthz" in command[-1]
+    assert command == ["python", "-m", "daemon.healthcheck"]           # asks /healthz where the daemon listens
     assert "curl" not in health.args and "wget" not in health.args
     assert {"interval", "timeout", "start-period", "retries"} <= health.flags()[0].keys()
 
@@ -111,17 +112,34 @@ def test_the_working_directory_mirrors_the_repository(dockerfile: Dockerfile) ->
         assert landed == PurePosixPath(workdir.args, source), f"{source} lands at {landed}"
 
 
+def test_pid_1_is_an_init_that_passes_sigterm_on(dockerfile: Dockerfile) -> None:
+    """An init as PID 1 (Debian's tini, copied from the build stage) forwards the stop signal to the
+    daemon and reaps the children its in-memory queries fork; the runtime itself installs nothing."""
+    assert _image_command(dockerfile)[:4] == ["/usr/bin/tini", "--", "argus", "daemon"]
+    stop = dockerfile.final.last("STOPSIGNAL")
+    assert stop is not None and stop.args == "SIGTERM"
+    installs = " ".join(ins.args for ins in dockerfile.stages[0].all("RUN"))
+    assert "apt-get install" in installs and " tini" in installs
+    assert any(ins.flags()[0].get("from") == "build" and ins.args.split()[-2:] == ["/usr/bin/tini-static",
+                                                                                   "/usr/bin/tini"]
+               for ins in dockerfile.final.all("COPY"))
+
+
 def test_the_entrypoint_starts_a_daemon_that_audits_the_bundled_schedules(dockerfile: Dockerfile,
                                                                            tmp_path: Path) -> None:
     command = _image_command(dockerfile)
-    assert command[:2] == ["argus", "daemon"]
+    init, daemon_command = command[:2], command[2:]
+    assert daemon_command[:2] == ["argus", "daemon"]
     env = {k: v for k, v in dockerfile.final.env(dockerfile.global_args).items() if k != "PATH"}
     port = free_port()
-    env.update(ARGUS_LISTEN=f"127.0.0.1:{port}", ARGUS_DATA_DIR=str(tmp_path / "data"), ARGUS_DATABASE_URL="")
+    # `docker run argus --listen ...`: CMD says where to listen, ARGUS_LISTEN (the image's) says otherwise
+    env.update(ARGUS_LISTEN=f"127.0.0.1:{free_port()}", ARGUS_DATA_DIR=str(tmp_path / "data"), ARGUS_DATABASE_URL="")
     health = dockerfile.final.last("HEALTHCHECK")
     assert health is not None
     probe = [sys.executable, *(health.healthcheck_command() or [])[1:]]
-    daemon = DaemonProcess(None, env, tmp_path / "daemon.log", argv=[ARGUS, *command[1:]], port=port, cwd=ROOT)
+    tini = shutil.which("tini")  # Debian's package, as in the image, where the machine has it
+    argv = [*([tini, init[1]] if tini else []), ARGUS, *daemon_command[1:], "--listen", f"127.0.0.1:{port}"]
+    daemon = DaemonProcess(None, env, tmp_path / "daemon.log", argv=argv, port=port, cwd=ROOT)
     try:
         daemon.wait_until("/healthz", lambda: daemon.get("/healthz") == (200, "ok\n"), timeout=90)
         assert subprocess.run(probe, env=env, timeout=30).returncode == 0

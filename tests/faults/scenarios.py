@@ -86,4 +86,7 @@ BAD_SCHEDULES: dict[str, Any] = {
     "empty file": lambda good: b"",
     "truncated file": lambda good: good[: good.index(b"schedules:")],
     "no schedules key": lambda good: good.replace(b"schedules:", b"schedule:", 1),
+    "60 MB file": lambda good: good + b"# padding\n" * 6_000_000,
+    "10,000 schedules (900 KB)": lambda good: good + b"".join(
+        b"- {name: s%d, connection: files, database: shop, collection: orders}\n" % i for i in range(10_000)),
 }

@@ -167,6 +167,9 @@ def test_far_dates_in_a_live_server_reply_are_profiled_as_dates() -> None:
         target = open_uri(server.uri, database="app", collection="events", connect_timeout_ms=5000)
         result = go(schema_sample, target, SchemaSampleInput(sample_size=5))
         sample = server.receives(timeout=10)
+        if sample.command_name == "ping":  # the first contact, within serverSelectionTimeoutMS
+            sample.ok()
+            sample = server.receives(timeout=10)
         assert sample.command_name == "aggregate"
         sample.ok(cursor={"id": 0, "ns": "app.events", "firstBatch": [
             {"_id": 1, "d": DatetimeMS(BEFORE_YEAR_1)}, {"_id": 2, "d": DatetimeMS(AFTER_YEAR_9999)}]})

@@ -234,7 +234,8 @@ class HeuristicPlanner:
                     yield from self._write(state, check, evidence.filter, evidence.matched_count, evidence.documents)
         obs = yield AgentAction(action="conclude", reasoning="all fields checked", action_input={"notes": self._notes})
         if obs is not None and obs.kind == "run_rejected":
-            missing = [p for p in state.auditable_fields() if p not in state.fields_investigated]
+            attempted = state.fields_investigated | state.unanswered_fields()  # unanswered: no $exists stand-in
+            missing = [p for p in state.auditable_fields() if p not in attempted]
             if missing:
                 yield from self._batch([{p: {"$exists": True}} for p in missing], [],
                                        "cover the fields no check has touched yet")

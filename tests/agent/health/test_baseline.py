@@ -6,7 +6,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from agent.health.baseline import detect
-from agent.health.models import FieldHealth, HealthOptions, HealthSnapshot
+from agent.health.models import ExcludedSpan, FieldHealth, HealthOptions, HealthSnapshot
 
 MONDAY = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
 OPTIONS = HealthOptions()
@@ -98,3 +98,22 @@ def test_a_steady_history_does_not_turn_a_small_wobble_into_a_finding() -> None:
                            freshness_s=60.0) for i in range(10)]
     today = HealthSnapshot(at=MONDAY + timedelta(days=10), documents=11_950, inserts=950, freshness_s=90.0)
     assert detect(flat, today, OPTIONS) == []
+
+
+def test_a_run_inside_an_excluded_span_raises_nothing() -> None:
+    days = run_days(30, override={29: 100})
+    maintenance = ExcludedSpan(start=days[28].at + timedelta(hours=1), end=days[29].at + timedelta(hours=1),
+                               reason="planned maintenance")
+    assert kinds(days[:29], days[29]) == [("volume_anomaly", "drop")]
+    assert detect(days[:29], days[29], HealthOptions(exclude=[maintenance])) == []
+
+
+def test_quiet_excluded_days_in_the_stored_runs_do_not_widen_the_baseline() -> None:
+    """Two weeks of holidays at a sixth of the usual inserts, then a weekday at 60%: judged against
+    a baseline the holidays widened it passes; with the holidays excluded it is a drop."""
+    days = run_days(30, override={**{i: 150 for i in range(8, 22)}, 29: 600})
+    holidays = ExcludedSpan(start=MONDAY + timedelta(days=7, hours=12), end=MONDAY + timedelta(days=21, hours=12),
+                            reason="holidays")
+    assert kinds(days[:29], days[29]) == []
+    found = detect(days[:29], days[29], HealthOptions(exclude=[holidays]))
+    assert [(a.kind, a.direction) for a in found] == [("volume_anomaly", "drop")]

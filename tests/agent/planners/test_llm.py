@@ -247,3 +247,18 @@ def test_a_failed_answer_is_logged_without_its_values_even_in_full_privacy(make_
     # A number with a decimal point: a run id or timestamp in the log cannot hold it by chance ("999" could).
     assert "llm_answer_invalid" in logged and "user7@mail.org" not in logged and "4417.25" not in logged
     assert report.trace[1].failed_answers == ['I would count "user7@mail.org" and the age 4417.25 next.']
+
+
+def test_an_endpoint_nothing_listens_on_is_given_up_at_once_without_retries(make_target: Any) -> None:
+    """Connection refused cost ~23 s of retries and backoff before the heuristic planner took over."""
+    from tests.daemon.process import free_port
+
+    waits: list[float] = []
+    settings = LLMOptions(model="m", base_url=f"http://127.0.0.1:{free_port()}/v1", timeout_s=5.0, max_retries=3)
+    setup = make_planner("llm", llm=settings, sleep=waits.append)
+    report = run_audit(make_target(DOCS), setup.planner, options=AuditOptions(), gates=setup.gates, llm=setup.account)
+
+    assert report.outcome == "succeeded" and waits == []
+    assert report.llm is not None and report.llm.fallback is not None
+    assert "Connection refused; nothing answers at the base URL (check base_url" in report.llm.fallback
+    assert report.llm.fallback_iteration == 1   # the first turn after the sample

@@ -117,6 +117,22 @@ def test_a_status_change_needs_the_bearer_token(serve: Any, opened: PostgresStor
     assert TOKEN not in everything and "guess" not in everything
 
 
+def test_a_status_change_answers_only_its_own_path_as_sent(serve: Any, opened: PostgresStore) -> None:
+    import socket
+    from urllib.parse import urlsplit
+
+    port = urlsplit(str(serve(incident_token=TOKEN).base_url)).port
+    for path in ("//incidents/1/ack", "/incidents/1/ack/", "/incidents//1/ack"):
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as conn:
+            conn.sendall(f"POST {path} HTTP/1.0\r\nAuthorization: Bearer {TOKEN}\r\n"
+                         f"Content-Length: 0\r\n\r\n".encode())
+            answer = b""
+            while chunk := conn.recv(65536):
+                answer += chunk
+        assert answer.startswith(b"HTTP/1.0 404 "), (path, answer[:80])
+    assert IncidentBook(opened).get(1).status == "open"
+
+
 def test_the_token_file_is_read_at_each_request(serve: Any, tmp_path: Path) -> None:
     secret = tmp_path / "incident-token"
     secret.write_text(TOKEN + "\n")

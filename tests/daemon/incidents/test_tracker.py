@@ -7,10 +7,11 @@ from datetime import timedelta
 from agent.findings import Category
 from agent.history import fingerprint
 from agent.report import AuditReport
+from agent.window import AuditWindow
 from config.alerts import IncidentsConfig
 from daemon.incidents.models import Incident
 from daemon.incidents.tracker import Change, track
-from tests.daemon.store.reports import finding, report
+from tests.daemon.store.reports import T0, finding, report
 
 CONFIG = IncidentsConfig()
 
@@ -124,6 +125,18 @@ def test_partial_and_failed_runs_resolve_nothing() -> None:
     assert book.run(at(2, [], outcome="failed")) == []
     assert book.incidents[0].status == "open" and book.incidents[0].findings[0].state == "active"
     assert book.notices(at(3, [])) == [(1, "incident_resolved")]
+
+
+def test_a_scoped_run_that_no_longer_holds_a_finding_resolves_nothing_until_a_full_audit_does() -> None:
+    """A window of recent documents cannot prove an older defect gone (issue 25): only a complete
+    audit of the whole collection resolves a finding, as the diff decides."""
+    book = Book(IncidentsConfig(resolve_after=1))
+    book.run(at(0, [TOTAL]))
+    window = AuditWindow(field="_id", since=T0, span_s=86400.0, documents=1000, indexed=True)
+    quiet = report([], minutes=60, window=window)
+    assert book.run(quiet) == []
+    assert book.incidents[0].status == "open" and book.incidents[0].findings[0].state == "active"
+    assert book.notices(at(2, [])) == [(1, "incident_resolved")]
 
 
 def test_a_finding_back_within_the_cool_off_reopens_the_incident() -> None:

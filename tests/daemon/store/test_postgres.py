@@ -90,12 +90,13 @@ def test_regressed_and_improved(store: PostgresStore) -> None:
                                                                 "tier": "improved"}
 
 
-def test_diff_is_against_the_previous_successful_run(store: PostgresStore) -> None:
-    ok = store.save_report(report([finding("zip")]))
-    store.save_report(report(outcome="failed", minutes=5))
-    store.save_report(report([finding("zip")], outcome="partial", minutes=6))
+def test_diff_is_against_the_previous_run_that_did_not_fail(store: PostgresStore) -> None:
+    store.save_report(report([finding("zip")]))
+    partial = store.save_report(report([finding("zip")], outcome="partial", minutes=6))
+    store.save_report(report(outcome="failed", minutes=8))
     latest = store.save_report(report([finding("zip")], minutes=10))
-    assert latest.diff is not None and latest.diff.previous_run_id == ok.run_id
+    assert latest.diff is not None and latest.diff.previous_run_id == partial.run_id
+    assert [e.status for e in latest.diff.entries] == ["persisting"]
 
 
 def test_a_partial_run_calls_nothing_resolved(store: PostgresStore) -> None:

@@ -1,0 +1,49 @@
+"""The window of a scoped audit: only documents whose time field is recent are read.
+
+A collection of billions, or a Cosmos DB account paying request units for every pass, is audited
+on its recent documents (``scope: {field: created_at, since: 24h}``), as the warehouse monitors
+scope a check to recent data. A finding counted in a window says so (``Finding.window``); its share
+is of the window's documents. ``agent.tools.window`` opens the window on a target.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from bson import ObjectId
+from pydantic import BaseModel, Field
+
+__all__ = ["AuditWindow", "Window", "window_filter"]
+
+
+class Window(BaseModel):
+    """Which documents a finding was counted in: those whose ``field`` is at or after ``since``."""
+
+    field: str
+    since: datetime
+
+    def describe(self) -> str:
+        moment = self.since.strftime("%Y-%m-%d %H:%M:%S UTC")
+        return f"{'_id (ObjectId time)' if self.field == '_id' else self.field} since {moment}"
+
+
+class AuditWindow(Window):
+    """A scoped run's window as the report gives it."""
+
+    span_s: float = Field(description="how far back the window reaches from the run's start, in seconds")
+    documents: int = Field(description="documents in the window (the scoped count)")
+    indexed: bool | None = Field(description="an index leads with the field, so a pass reads only the window's "
+                                             "documents; None when the server refused listIndexes")
+
+    @property
+    def key(self) -> str:
+        """Runs with the same key are compared with each other (like with like)."""
+        return f"{self.field}:{self.span_s:g}"
+
+
+def window_filter(field: str, since: datetime) -> dict[str, Any]:
+    """The filter of a window: ``{field: {$gte: since}}``, ``_id`` compared as ObjectId time."""
+    if field == "_id":
+        return {"_id": {"$gte": ObjectId.from_datetime(since)}}
+    return {field: {"$gte": since}}
