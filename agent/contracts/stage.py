@@ -29,6 +29,7 @@ from agent.planners.base import Planner
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
 from agent.tools.models import CountManyResult
+from agent.tools.profiling import values_at
 
 __all__ = ["DeclaredFirst"]
 
@@ -230,7 +231,7 @@ class DeclaredFirst:
             rules = [v.rule for v in group]
             examples: list[Any] = []
             for doc in self._examples.get(key, []):
-                examples.extend(_values_at(doc, path.split(".")))
+                examples.extend(values_at(doc, path))
             out.append(AgentAction(action="write_finding", proposed_by="contract",
                                    reasoning=f"{len(rules)} declared rule(s) broken", action_input={
                 "field": path, "category": category, "severity": _severity(rules, Category(category), share,
@@ -262,11 +263,3 @@ def _describe(group: list[Verdict], count: int, size: int, *, values: bool) -> s
             + (f": {details}" if details else ""))
 
 
-def _values_at(doc: Any, path: list[str]) -> list[Any]:
-    if not path:
-        return [doc]
-    if isinstance(doc, list):
-        return [v for item in doc for v in _values_at(item, path)]
-    if isinstance(doc, dict) and path[0] in doc:
-        return _values_at(doc[path[0]], path[1:])
-    return []

@@ -258,7 +258,7 @@ def compile_regex(pattern: Any, options: Any, deadline: Deadline) -> Callable[[s
         if known is not None:
             return known
         try:
-            found = search(text, timeout=deadline.remaining_s()) is not None
+            found = search(text, timeout=deadline.regex_timeout_s()) is not None
         except TimeoutError:
             raise deadline.expired() from None
         if len(seen) < _REGEX_MEMO:

@@ -41,6 +41,7 @@ __all__ = [
     "profile",
     "profile_documents",
     "shape_of",
+    "values_at",
 ]
 
 MAX_DEPTH = 20
@@ -531,3 +532,19 @@ def profile(documents: list[dict[str, Any]]) -> Profile:
         ))
     parents = Counter(path.rsplit(".", 1)[0] if "." in path else "" for path in walker.unprofiled)
     return Profile(fields, sorted(walker.truncated_paths), walker.paths_dropped, parents.most_common())
+
+
+def values_at(doc: Any, path: str) -> list[Any]:
+    """The values at a dot path, descending arrays of objects as the profile does (an example of a
+    finding or a broken rule, read from a document the evidence query returned)."""
+    return _values_at(doc, path.split("."))
+
+
+def _values_at(doc: Any, parts: list[str]) -> list[Any]:
+    if not parts:
+        return [doc]
+    if isinstance(doc, list):
+        return [v for item in doc for v in _values_at(item, parts)]
+    if isinstance(doc, dict) and parts[0] in doc:
+        return _values_at(doc[parts[0]], parts[1:])
+    return []

@@ -33,7 +33,19 @@ from functools import lru_cache
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import TypeVar
 
-from agent.tools.regex_syntax import Alt, Assertion, Chars, CharSet, Node, Repeat, Seq, intersects, parse, posix_class
+from agent.tools.regex_syntax import (
+    Alt,
+    Assertion,
+    Chars,
+    CharSet,
+    Node,
+    Repeat,
+    Seq,
+    char_union,
+    intersects,
+    parse,
+    posix_class,
+)
 
 __all__ = ["MAX_PATTERN_LENGTH", "regex_problem"]
 
@@ -216,8 +228,8 @@ def _first(node: Node) -> tuple[CharSet, bool]:
             chars, nullable = _first(item)
             found.extend(chars)
             if not nullable:
-                return _union(found), False
-        return _union(found), True
+                return char_union(found), False
+        return char_union(found), True
     if isinstance(node, Alt):
         found = []
         any_nullable = False
@@ -225,21 +237,11 @@ def _first(node: Node) -> tuple[CharSet, bool]:
             chars, nullable = _first(option)
             found.extend(chars)
             any_nullable = any_nullable or nullable
-        return _union(found), any_nullable
+        return char_union(found), any_nullable
     if isinstance(node, Repeat):
         chars, nullable = _first(node.body)
         return chars, nullable or node.low == 0
     return (), True
-
-
-def _union(intervals: list[tuple[int, int]]) -> CharSet:
-    merged: list[tuple[int, int]] = []
-    for lo, hi in sorted(intervals):
-        if merged and lo <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return tuple(merged)
 
 
 def _contains(chars: CharSet, code: int) -> bool:

@@ -28,8 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
-__all__ = ["ANY", "Alt", "Assertion", "CharSet", "Chars", "Node", "Repeat", "Seq", "intersects", "parse",
-           "posix_class"]
+__all__ = ["ANY", "Alt", "Assertion", "CharSet", "Chars", "Node", "Repeat", "Seq", "char_union", "intersects",
+           "parse", "posix_class"]
 
 MAX_CODE_POINT = 0x10FFFF
 
@@ -75,7 +75,8 @@ EMPTY = Seq(())
 
 # --- character sets ------------------------------------------------------------------------------
 
-def _normal(intervals: list[tuple[int, int]]) -> CharSet:
+def char_union(intervals: list[tuple[int, int]]) -> CharSet:
+    """Code point intervals merged into a sorted, disjoint ``CharSet``."""
     merged: list[tuple[int, int]] = []
     for lo, hi in sorted(intervals):
         if merged and lo <= merged[-1][1] + 1:
@@ -141,7 +142,7 @@ def _category(name: str) -> CharSet:
     """``\\d``, ``\\w`` or ``\\s`` at its widest: Unicode, as Python and ``regex`` read it in a text
     pattern (PCRE's ASCII reading is a subset)."""
     test = {"d": str.isdecimal, "w": lambda c: _regex_word(c) or c == "_", "s": str.isspace}[name]
-    return _normal([*_matching(test), *_ASCII[name]])
+    return char_union([*_matching(test), *_ASCII[name]])
 
 
 def _readings(escape: str) -> tuple[CharSet, CharSet]:
@@ -187,7 +188,7 @@ def _with_cases(chars: CharSet) -> CharSet:
             for other in (ch.lower(), ch.upper(), ch.swapcase(), ch.casefold()):
                 if len(other) == 1:
                     extra.append((ord(other), ord(other)))
-    return _normal(extra)
+    return char_union(extra)
 
 
 # --- the parser -------------------------------------------------------------------------------
@@ -422,7 +423,7 @@ class _Parser:
             wide.append((lo, lo))
             narrow.append((lo, lo))
         self.at += 1  # "]"
-        chars = _normal(narrow if negate else wide)
+        chars = char_union(narrow if negate else wide)
         if self.ignore_case:
             chars = _with_cases(chars)
         return _complement(chars) if negate else chars

@@ -45,6 +45,7 @@ from agent.state import AgentAction, AgentState, Observation
 from agent.tools.elements import per_element as _per_element
 from agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
 from agent.tools.models import CountManyResult, FieldStats, SchemaSampleResult, StatsResult
+from agent.tools.profiling import values_at
 
 __all__ = ["HeuristicPlanner"]
 
@@ -108,14 +109,6 @@ def _or(clauses: list[dict[str, Any]]) -> dict[str, Any]:
     return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
-def _values_at(doc: Any, path: list[str]) -> list[Any]:
-    if not path:
-        return [doc]
-    if isinstance(doc, list):
-        return [v for item in doc for v in _values_at(item, path)]
-    if isinstance(doc, dict) and path[0] in doc:
-        return _values_at(doc[path[0]], path[1:])
-    return []
 
 
 def _valid_patterns(query: Any) -> bool:
@@ -267,7 +260,7 @@ class HeuristicPlanner:
             return
         examples: list[Any] = []
         for doc in documents:
-            examples.extend(_values_at(doc, check.path.split(".")))
+            examples.extend(values_at(doc, check.path))
         severity = severity_for(check.category, share, critical_min_share=state.options.critical_min_share,
                                 identifier=check.identifier)
         if check.optional:

@@ -149,3 +149,23 @@ def test_a_huge_unwind_ends_at_the_time_limit() -> None:
     target = AuditTarget(MemoryCollection.of(docs), max_time_ms=200)
     with pytest.raises(QueryTimeout):
         target.aggregate([{"$unwind": "$v"}, {"$group": {"_id": "$v", "n": {"$sum": 1}}}])
+
+
+def test_a_regex_timeout_is_the_wall_time_left_in_cpu_seconds_on_a_busy_machine() -> None:
+    """The ``regex`` module's timeout counts the process's CPU time. A read that has had a quarter of
+    a core (a busy machine) gives a pattern a quarter of the wall time left as CPU seconds, so the
+    read still ends when its wall-clock limit says; an idle machine gives it all of it."""
+    from agent.engine.deadline import Deadline
+
+    wall, cpu = [100.0], [10.0]
+    busy = Deadline(2000, clock=lambda: wall[0], cpu_clock=lambda: cpu[0], load=lambda: 0.5)
+    assert busy.regex_timeout_s() == pytest.approx(2.0 * 0.5)  # nothing measured yet: the load average's share
+    wall[0] += 1.0
+    cpu[0] += 0.25
+    assert busy.regex_timeout_s() == pytest.approx(1.0 * 0.25)
+    wall[0], cpu[0] = 100.0, 10.0
+    idle = Deadline(2000, clock=lambda: wall[0], cpu_clock=lambda: cpu[0], load=lambda: 1.0)
+    wall[0] += 1.0
+    cpu[0] += 1.0
+    assert idle.regex_timeout_s() == pytest.approx(1.0)
+    assert Deadline(None).regex_timeout_s() is None
