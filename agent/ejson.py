@@ -39,14 +39,25 @@ class NestedTooDeep(QueryRefused, ValueError):
     other value that cannot be decoded, a ``ValueError``."""
 
 
-def _children(value: Any) -> list[Any]:
+_LEAVES = frozenset({str, int, float, bool, type(None), bytes})  # never containers: skipped without an isinstance
+
+
+def _children(value: Any) -> list[Any] | None:
+    """The values a container holds, or None for a scalar."""
+    kind = type(value)
+    if kind is dict:
+        return list(value.values())
+    if kind is list or kind is tuple:
+        return value
+    if kind in _LEAVES:
+        return None
     if isinstance(value, Mapping):
         return list(value.values())
     if isinstance(value, list | tuple):
         return list(value)
     if isinstance(value, DBRef):
         return list(value.as_doc().values())
-    return []
+    return None
 
 
 def depth_of(value: Any, *, stop_at: int = MAX_NESTING) -> int:
@@ -55,15 +66,22 @@ def depth_of(value: Any, *, stop_at: int = MAX_NESTING) -> int:
     Counting stops once ``stop_at`` is exceeded, so a hostile value costs at most its size.
     """
     deepest = 0
-    stack: list[tuple[Any, int]] = [(value, 0)]
+    stack: list[tuple[list[Any], int]] = []
+    children = _children(value)
+    if children is not None:
+        stack.append((children, 1))
     while stack:
-        item, depth = stack.pop()
-        children = _children(item)
-        if isinstance(item, Mapping | list | tuple | DBRef):
-            deepest = max(deepest, depth + 1)
+        items, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
             if deepest > stop_at:
                 return deepest
-        stack.extend((child, depth + 1) for child in children)
+        for item in items:
+            if type(item) in _LEAVES:
+                continue
+            inner = _children(item)
+            if inner is not None:
+                stack.append((inner, depth + 1))
     return deepest
 
 
