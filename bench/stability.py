@@ -25,16 +25,15 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 
 import argparse  # noqa: E402
+import copy  # noqa: E402
 import random  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 
-import mongomock  # noqa: E402
 from bson import json_util  # noqa: E402
 
 from agent.loop import run_audit  # noqa: E402
 from agent.planners.factory import make_planner  # noqa: E402
-from agent.tools.target import AuditTarget  # noqa: E402
 from config.settings import Settings  # noqa: E402
 from daemon.logs import configure_logging  # noqa: E402
 from daemon.sources import load_jsonl  # noqa: E402
@@ -43,28 +42,30 @@ Key = tuple[str, str]  # (field, category)
 Seen = tuple[str, int]  # (severity, affected count)
 
 
-def _audit_runs(path: Path, runs: int) -> tuple[list[dict[Key, Seen]], list[str], float, float]:
-    """Each run's findings, each run's outcome, the load time and the mean audit time."""
+def _audit_runs(path: Path, runs: int) -> tuple[list[dict[Key, Seen]], list[str], float, float, int]:
+    """Each run's findings, each run's outcome, the load time, the mean audit time and the documents
+    the runs sampled in all."""
     options = Settings().audit_options()
     t0 = time.perf_counter()
-    client = mongomock.MongoClient()
-    loaded_target = load_jsonl(path, max_time_ms=options.max_time_ms, client=client)
-    collection = client[loaded_target.database][loaded_target.name]
+    loaded_target = load_jsonl(path, max_time_ms=options.max_time_ms)
     loaded = time.perf_counter() - t0
     results: list[dict[Key, Seen]] = []
     outcomes: list[str] = []
     spent = 0.0
+    sampled = 0
     for run in range(runs):
         # A different sample each run: the in-memory engine otherwise draws the same one (seeded by
-        # the namespace, so that unchanged data gives unchanged reports).
-        target = AuditTarget(collection, connection_name=loaded_target.connection_name,
-                             max_time_ms=options.max_time_ms, sample_seed=1000 + run)
+        # the namespace, so that unchanged data gives unchanged reports). The loaded collection is
+        # read as it is, never copied.
+        target = copy.copy(loaded_target)
+        target._seed = 1000 + run  # a bench redraws the sample of the same loaded collection
         t1 = time.perf_counter()
         report = run_audit(target, make_planner("heuristic").planner, options=options)
         spent += time.perf_counter() - t1
         outcomes.append(report.outcome)
+        sampled += report.documents_sampled
         results.append({(f.field, f.category.value): (f.severity.value, f.affected_count) for f in report.findings})
-    return results, outcomes, loaded, spent / max(runs, 1)
+    return results, outcomes, loaded, spent / max(runs, 1), sampled
 
 
 def unstable(results: list[dict[Key, Seen]]) -> dict[Key, list[Seen | None]]:
@@ -87,6 +88,8 @@ def _quick_bench() -> Path:
     rng = random.Random(3)
     jobs = [{"job_id": f"J{i:05d}", "bay": rng.choice(["A", "B", "C"]), "hours": round(rng.uniform(0.5, 9), 1),
              "parts": rng.randint(0, 12), "mechanic_email": f"m{i % 40}@garage.example"} for i in range(400)]
+    for job in jobs[::100]:
+        job["hours"] = -job["hours"]  # a defect, so that the runs have a finding to agree on
     (folder / "repairs.jsonl").write_text("".join(json_util.dumps(d) + "\n" for d in jobs), encoding="utf-8")
     return folder
 
@@ -119,9 +122,9 @@ def main(argv: list[str] | None = None) -> int:
           f"stable when every run reports it with the same severity and affected count")
     for path in files:
         name = path.name.removesuffix(".jsonl")
-        results, outcomes, load_s, audit_s = _audit_runs(path, args.runs)
+        results, outcomes, load_s, audit_s, sampled = _audit_runs(path, args.runs)
         differing = unstable(results)
-        rows.append((name, len({k for r in results for k in r}), len(differing), outcomes, load_s, audit_s))
+        rows.append((name, len({k for r in results for k in r}), len(differing), outcomes, load_s, audit_s, sampled))
         if differing:
             print(f"\n{name}: {len(differing)} finding(s) differ between runs")
             print(f"  {'field':<28} {'category':<17} " + " ".join(f"{'run ' + str(i + 1):>14}"
@@ -130,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                 cells = [f"{s[0]} {s[1]}" if s else "-" for s in seen]
                 print(f"  {field[:28]:<28} {category:<17} " + " ".join(f"{c:>14}" for c in cells))
     print(f"\n{'collection':<12} {'findings':>8} {'differ':>6} {'outcomes':<28} {'load s':>7} {'audit s':>8}")
-    for name, total, differ, outcomes, load_s, audit_s in rows:
+    for name, total, differ, outcomes, load_s, audit_s, _sampled in rows:
         summary = ", ".join(f"{outcomes.count(o)} {o}" for o in sorted(set(outcomes)))
         print(f"{name:<12} {total:>8} {differ:>6} {summary:<28} {load_s:>7.2f} {audit_s:>8.2f}")
     total_differ = sum(r[2] for r in rows)
@@ -138,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
           f"({time.perf_counter() - started:.0f} s wall)")
     if all(o == "failed" for r in rows for o in r[3]):
         print("stability: every audit failed: nothing measured", file=sys.stderr)
+        return 1
+    if not any(r[6] for r in rows):
+        print("stability: every audit sampled no document (were the collections loaded?): nothing measured",
+              file=sys.stderr)
         return 1
     return 1 if args.strict and total_differ else 0
 

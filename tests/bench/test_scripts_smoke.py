@@ -57,12 +57,14 @@ def test_neutral_names_prints_each_kind_named_beside_neutral() -> None:
 
 def test_stability_prints_a_row_per_collection(tmp_path: Path) -> None:
     docs = [{"visit_id": f"V{i:04d}", "ward": ["a", "b", "c"][i % 3], "minutes": 10 + i % 50} for i in range(150)]
+    docs[7]["ward"] = None  # one defect the runs must agree on: the collection is read, not an empty stand-in
     (tmp_path / "visits.jsonl").write_text("\n".join(json_util.dumps(d) for d in docs))
     done = _run("bench/stability.py", str(tmp_path), "--runs", "2")
     assert done.returncode == 0, done.stderr
     rows = {line.split()[0]: line.split() for line in done.stdout.splitlines() if line.strip()}
     assert rows["collection"][:3] == ["collection", "findings", "differ"]
     assert rows["visits"][2] == "0" and "2 succeeded" in " ".join(rows["visits"])
+    assert int(rows["visits"][1]) >= 1, done.stdout
 
 
 def test_stability_without_a_bench_says_so_and_exits_one(tmp_path: Path) -> None:
