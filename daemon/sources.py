@@ -65,9 +65,9 @@ def load_files(paths: list[Path], *, collection: str | None = None, database: st
 
 
 def load_jsonl(path: str | Path, *, collection: str | None = None, database: str = "files",
-               connection_name: str = "file", max_time_ms: int = 10_000, client: Any | None = None) -> AuditTarget:
-    """``load_path`` under its earlier name (bench scripts and other branches call it); ``client`` is
-    ignored: each file is a collection of its own."""
+               connection_name: str = "file", max_time_ms: int = 10_000) -> AuditTarget:
+    """``load_path`` under its earlier name (bench scripts call it): each file is a collection of its
+    own, read through the returned target (there is no client to reach it by another way)."""
     return load_path(path, collection=collection, database=database, connection_name=connection_name,
                      max_time_ms=max_time_ms)
 
