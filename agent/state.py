@@ -167,7 +167,8 @@ class AgentState:
     def recorded(self) -> Recorded:
         """What the run has counted so far, as a contract's verdicts read it."""
         return Recorded(counts=self.evidence_counts, statistics=self.statistics, lookups=self.lookups,
-                        collection_size=self.collection_size)
+                        collection_size=self.collection_size, total_documents=self.total_documents)
+
     def unanswered_fields(self) -> set[str]:
         """Fields a planned check was about that got no answer: attempted, not covered."""
         return {path for check in self.unanswered for path in check.fields}

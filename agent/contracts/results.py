@@ -29,7 +29,8 @@ class Recorded:
     counts: dict[str, int]                 # filter key -> exact count
     statistics: dict[str, StatsResult]     # stat key -> result
     lookups: dict[str, LookupResult]       # lookup_key -> result
-    collection_size: int
+    collection_size: int                   # the documents findings speak of: the window's in a scoped audit
+    total_documents: int | None = None     # a scoped audit: the whole collection's, which `documents` judges
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,10 @@ def _verdict(declared: Declared, check: DeclaredCheck, recorded: Recorded) -> Ve
     kind = rule.kind
     not_counted = "not counted: the database engine refused the query or the run ended before it"
     if kind == "documents":
-        n = recorded.collection_size if check.scope is None else _count(recorded, check.scope)
+        # The collection's size, also in a scoped audit (a window of recent documents is no collection);
+        # with ``where``, the documents matching it that the audit reads.
+        whole = recorded.total_documents if recorded.total_documents is not None else recorded.collection_size
+        n = whole if check.scope is None else _count(recorded, check.scope)
         if n is None:
             return Verdict(check, "unchecked", detail=not_counted)
         low, high = rule.value
