@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from agent.errors import ArgusError
+from agent.secrets import SECRETS
 
 __all__ = ["MAX_NODES", "Lines", "TooManyValues", "YamlDocument", "YamlError", "line_for", "nearest", "problem_order",
            "read_yaml", "where"]
@@ -30,6 +31,7 @@ class YamlError(ArgusError):
     """A YAML file cannot be read; ``problems`` holds one ``file:line: message`` per problem."""
 
     def __init__(self, problems: list[str]) -> None:
+        problems = [SECRETS.redact(p) for p in problems]  # a problem quotes the file, which may hold a secret
         super().__init__("\n".join(problems))
         self.problems = problems
 

@@ -195,3 +195,40 @@ def test_a_contract_file_is_bounded_as_the_schedules_file_is(tmp_path: Path) -> 
     with pytest.raises(ContractError) as refused:
         load_contract(huge)
     assert refused.value.problems == [f"{huge}:1: the contract is over 1 MiB, more than any contract needs; refused"]
+
+
+PASSWORD = "Hunter2Secret"
+
+
+@pytest.mark.parametrize("args", [
+    # a connection string pasted where the contract's path goes (the path collapses '//' into '/')
+    ["audit", "--file", "{orders}", "--contract", f"mongodb+srv://admin:{PASSWORD}@db.example.com/shop"],
+    ["schedules", "check", "{schedules}"],
+    # a connection string as a where literal and as a declared value, written in the report
+    ["audit", "--file", "{orders}", "--contract", "{where}", "--format", "json"],
+])
+def test_credentials_in_a_contract_or_its_path_are_never_echoed(tmp_path: Path, args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from daemon.cli import app
+
+    orders = tmp_path / "orders.jsonl"
+    orders.write_text("".join(f'{{"_id": {i}, "total": {i - 2}, "note": "x"}}\n' for i in range(20)))
+    schedules = _file(tmp_path, f"""\
+        connections:
+          files: {{files: {{orders: orders.jsonl}}}}
+        defaults: {{trigger: {{every: 1h}}}}
+        schedules:
+          - {{name: a, connection: files, database: shop, collection: orders,
+              contract: "mongodb://admin:{PASSWORD}@db.example.com/c.yaml"}}
+        """, "schedules.yaml")
+    where = _file(tmp_path, f"""\
+        fields:
+          total: {{min: 0, where: {{note: "mongodb://admin:{PASSWORD}@db.example.com/x"}}}}
+          note: {{in: ["postgresql://bob:{PASSWORD}@pg/x"]}}
+        """, "where.yaml")
+    argv = [a.format(orders=orders, schedules=schedules, where=where) for a in args]
+    done = CliRunner().invoke(app, argv)
+    assert done.exit_code in (1, 2), done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)
+    assert PASSWORD not in done.stdout + done.stderr
