@@ -73,6 +73,16 @@ class _Loader(yaml.SafeLoader):
             raise _TooManyNodes(self.peek_event().start_mark.line + 1)
         return super().compose_node(parent, index)
 
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        """A scalar YAML reads but cannot build (``2030-02-31``, ``!!int 12x``) is a YAML error at its
+        line: PyYAML lets the ValueError of ``date()`` or ``int()`` through."""
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError, TypeError) as exc:
+            shown = repr(node.value)[:80] if isinstance(node, yaml.ScalarNode) else "the value"
+            raise yaml.constructor.ConstructorError(None, None, f"{shown} is no {node.tag.rsplit(':', 1)[-1]}: {exc}",
+                                                    node.start_mark) from None
+
 
 _Loader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]

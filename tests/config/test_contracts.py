@@ -232,3 +232,24 @@ def test_credentials_in_a_contract_or_its_path_are_never_echoed(tmp_path: Path, 
     assert done.exit_code in (1, 2), done.output
     assert done.exception is None or isinstance(done.exception, SystemExit)
     assert PASSWORD not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("value", ["2030-02-31", "2030-00-10", "!!timestamp 2030-13-01", "!!int 12x", "!!float abc"])
+def test_a_value_yaml_cannot_build_is_named_at_its_line(tmp_path: Path, value: str) -> None:
+    """A date that does not exist (or a tagged scalar that is no such thing) was 'internal error:
+    ValueError: day is out of range for month' from the command line."""
+    path = _file(tmp_path, f"fields:\n  total: {{min: 0}}\n  created_at: {{max: {value}}}\n")
+    with pytest.raises(ContractError) as caught:
+        load_contract(path)
+    assert len(caught.value.problems) == 1
+    assert caught.value.problems[0].startswith(f"{path}:3: not valid YAML: "), caught.value.problems
+    schedules = _file(tmp_path, f"""\
+        connections:
+          files: {{files: {{orders: orders.jsonl}}}}
+        defaults: {{trigger: {{every: 1h}}}}
+        schedules:
+          - {{name: a, connection: files, database: shop, collection: orders, trigger: {{at: {value}}}}}
+        """, "schedules.yaml")
+    with pytest.raises(ScheduleError) as refused:
+        load_schedules(schedules)
+    assert refused.value.problems[0].startswith(f"{schedules}:5: not valid YAML: "), refused.value.problems
