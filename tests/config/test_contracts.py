@@ -253,3 +253,20 @@ def test_a_value_yaml_cannot_build_is_named_at_its_line(tmp_path: Path, value: s
     with pytest.raises(ScheduleError) as refused:
         load_schedules(schedules)
     assert refused.value.problems[0].startswith(f"{schedules}:5: not valid YAML: "), refused.value.problems
+
+
+@pytest.mark.parametrize(("rule", "said"), [
+    ('status: {in: ["a\\ud800b", paid]}', "fields.status.in: "),          # an unpaired surrogate
+    ('order_id: {pattern: "^A\\0B"}', "fields.order_id.pattern: "),        # a NUL, which a BSON regex cannot carry
+    ('status: {in: ["x", 99999999999999999999999]}', "fields.status.in: "),  # beyond int64
+])
+def test_a_value_the_guard_would_refuse_on_the_wire_is_refused_at_its_line(tmp_path: Path, rule: str,
+                                                                           said: str) -> None:
+    """Every filter a rule compiles to is judged by the guard when the file is read, as a where is: an
+    in value with an unpaired surrogate ended the audit with 'internal error: PydanticSerializationError',
+    a NUL in a pattern left the rule silently unchecked."""
+    path = _file(tmp_path, f"fields:\n  total: {{min: 0}}\n  {rule}\n")
+    with pytest.raises(ContractError) as caught:
+        load_contract(path)
+    assert len(caught.value.problems) == 1, caught.value.problems
+    assert caught.value.problems[0].startswith(f"{path}:3 {said}"), caught.value.problems
