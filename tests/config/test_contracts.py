@@ -270,3 +270,37 @@ def test_a_value_the_guard_would_refuse_on_the_wire_is_refused_at_its_line(tmp_p
         load_contract(path)
     assert len(caught.value.problems) == 1, caught.value.problems
     assert caught.value.problems[0].startswith(f"{path}:3 {said}"), caught.value.problems
+
+
+def test_an_odcs_part_of_the_wrong_shape_is_refused_at_its_line_never_dropped(tmp_path: Path) -> None:
+    """A string where a list goes was read letter by letter (twelve identical notes for 'customers.id'),
+    a mapping where a list or a quality rule goes was dropped without a word."""
+    path = _file(tmp_path, """\
+        kind: DataContract
+        schema:
+          - name: orders
+            properties:
+              - name: order_id
+                required: true
+              - name: status
+                relationships: customers.id
+              - name: total
+                quality: {metric: nullValues, mustBe: 0}
+              - name: email
+                logicalTypeOptions: [format, email]
+              - name: note
+                quality: [nullValues]
+            quality: {metric: rowCount, mustBeGreaterThan: 0}
+        """)
+    with pytest.raises(ContractError) as caught:
+        load_contract(path, collection="orders")
+    assert caught.value.problems == [
+        f"{path}:8 schema[0].properties[1].relationships: relationships is a list, e.g. "
+        f"[{{to: customers.customer_id}}]",
+        f"{path}:10 schema[0].properties[2].quality: quality is a list, e.g. [{{metric: nullValues, mustBe: 0}}]",
+        f"{path}:12 schema[0].properties[3].logicalTypeOptions: logicalTypeOptions is a mapping, e.g. "
+        f"{{minimum: 0}}",
+        f"{path}:14 schema[0].properties[4].quality[0]: a quality rule is a mapping, e.g. "
+        f"{{metric: nullValues, mustBe: 0}}",
+        f"{path}:15 schema[0].quality: quality is a list, e.g. [{{metric: nullValues, mustBe: 0}}]",
+    ]
