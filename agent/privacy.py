@@ -163,7 +163,10 @@ def mask_query(query: Any, *, mode: PrivacyMode,
             return node if "$regularExpression" in node else literal(path, node)
         out: dict[str, Any] = {}
         for key, value in node.items():
-            if key in _KEPT_OPERANDS:
+            if key == "$regex" and mode == "strict" and isinstance(value, str) and _literal_text(value):
+                masked[0] = True
+                out[key] = {MASKED: "pattern"}  # a declared pattern's literal text is the user's data
+            elif key in _KEPT_OPERANDS:
                 out[key] = value
             elif key in _VALUE_OPERATORS:
                 out[key] = values(path, value)
@@ -178,6 +181,15 @@ def mask_query(query: Any, *, mode: PrivacyMode,
         return out
 
     return walk(query), masked[0]
+
+
+# What of a regular expression is syntax, not text: escapes, character classes, counted repeats, group heads.
+_REGEX_SYNTAX = re.compile(r"\\.|\[(?:\\.|[^\]])*\]|\{\d*,?\d*\}|\(\?(?:P?<[^>]*>|[A-Za-z]*[:)=!]|<[=!])?")
+
+
+def _literal_text(pattern: str) -> bool:
+    """The pattern spells out letters or digits (``^ORD-[0-9]+$``), not only a shape (``^[A-Z]+-[0-9]+$``)."""
+    return re.search(r"[A-Za-z0-9]", _REGEX_SYNTAX.sub("", pattern)) is not None
 
 
 def has_masked(query: Any) -> bool:

@@ -32,6 +32,10 @@ MIN_LENGTH = 4
 
 # authMechanismProperties=AWS_SESSION_TOKEN:..., password=..., sslClientCertificateKeyPassword=...
 _SECRET_OPTION = re.compile(r"(password|secret|token|key|authmechanismproperties)", re.I)
+# A password written inline in any URL-shaped text (``mongodb://user:pw@host``, or ``mongodb:/user:pw@host``
+# once a path has collapsed its slashes), registered or not: a connection string pasted where a path or a
+# value goes reaches an error message or a report without anyone registering it.
+_INLINE_CREDENTIALS = re.compile(r"\b([A-Za-z][A-Za-z0-9+.-]*:/+[^\s:/@'\"`]*:)[^\s'\"`]+@")
 
 
 class SecretRegistry:
@@ -90,17 +94,20 @@ class SecretRegistry:
         self.register(*parts)
 
     def redact(self, text: str) -> str:
-        """``text`` with every registered secret replaced by ``***``."""
-        pattern = self._pattern
-        if pattern is None or not text:
+        """``text`` with every registered secret, and every password written inline in a URL, replaced by
+        ``***``."""
+        if not text:
             return text
-        return pattern.sub(MASK, text)
+        pattern = self._pattern
+        if pattern is not None:
+            text = pattern.sub(MASK, text)
+        if "@" in text:
+            text = _INLINE_CREDENTIALS.sub(rf"\g<1>{MASK}@", text)
+        return text
 
     def scrub(self, value: Any) -> Any:
         """``value`` (strings, lists, dicts, pydantic models) with every secret masked; the same
         object when nothing needed masking."""
-        if self._pattern is None:
-            return value
         return _scrubbed(value, self.redact)[0]
 
 

@@ -35,6 +35,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from agent.contracts.compile import rule_filters
 from agent.contracts.model import CONTRACT_FORMATS, Bound, Contract, Reference, Rule, RuleKind
 from agent.durations import parse_duration
 from agent.ejson import decode, encode
@@ -137,6 +138,8 @@ def parse_contract(data: Any, *, file: Path | str, lines: Lines, source: str, ba
         rules, notes, name = _native(data, problems), [], data.get("collection")
     if not rules and not problems.items:
         problems.add((), "the contract declares no rule (give fields, documents or freshness)")
+    for rule in rules:
+        _judge_on_the_wire(rule, problems)
     if problems.items:
         raise ContractError(sorted(set(problems.items), key=problem_order))
     return Contract(source=source, rules=tuple(replace(r, source=source) for r in rules),
@@ -144,6 +147,23 @@ def parse_contract(data: Any, *, file: Path | str, lines: Lines, source: str, ba
 
 
 # --- Argus's syntax ---------------------------------------------------------------------------
+
+# Any instant will do: the guard judges operators and values, not how far back a bound reaches.
+_JUDGED_AT = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+def _judge_on_the_wire(rule: Rule, problems: Problems) -> None:
+    """Refuse, at the rule's line, a rule whose filters the guard would refuse when the audit sends them
+    (an unpaired surrogate or an integer beyond int64 in ``in``, a NUL in a pattern): the audit would
+    otherwise end, or leave the rule unchecked."""
+    for query in rule_filters(rule, _JUDGED_AT):
+        try:
+            check_filter(query, where=f"the {rule.kind} rule")
+        except QueryRefused as exc:
+            loc = ("fields", rule.field, rule.kind) if not rule.collection_rule else (rule.kind,)
+            problems.items.append(f"{problems.file}:{rule.line} {where((*problems.base, *loc))}: {exc}")
+            return
+
 
 def _native(data: Mapping[str, Any], problems: Problems) -> list[Rule]:
     rules: list[Rule] = []

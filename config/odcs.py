@@ -61,11 +61,15 @@ def odcs_rules(data: Mapping[str, Any], *, problems: Problems,
     reader = _Reader(problems)
     obj = objects[index]
     loc: tuple[Any, ...] = ("schema", index)
-    for i, prop in enumerate(obj.get("properties") or []):
+    for i, prop in enumerate(reader.listed(obj, "properties", loc)):
         reader.property(prop, "", (*loc, "properties", i))
-    for j, check in enumerate(obj.get("quality") or []):
+    for j, check in enumerate(reader.listed(obj, "quality", loc)):
         reader.object_quality(check, (*loc, "quality", j))
     return reader.rules, reader.notes, names[index]
+
+
+_EXAMPLES = {"properties": "[{name: order_id, required: true}]", "quality": "[{metric: nullValues, mustBe: 0}]",
+             "relationships": "[{to: customers.customer_id}]"}
 
 
 class _Reader:
@@ -80,6 +84,17 @@ class _Reader:
             self.rules.append(Rule(kind=kind, field=path, value=parsed, source="", line=self.problems.line(loc),
                                    severity=severity_of(severity, (*loc, "severity"), self.problems)
                                    if _ours(severity) else None))
+
+    def listed(self, parent: Mapping[str, Any], key: str, loc: tuple[Any, ...]) -> list[Any]:
+        """``parent[key]`` when it is a list (or absent: none); any other shape is a problem at its line,
+        never read item by item (a string letter by letter) nor dropped."""
+        value = parent.get(key)
+        if value is None:
+            return []
+        if isinstance(value, list):
+            return value
+        self.problems.add((*loc, key), f"{key} is a list, e.g. {_EXAMPLES[key]}")
+        return []
 
     def _note(self, loc: tuple[Any, ...], what: str) -> None:
         self.notes.append(f"line {self.problems.line(loc)}: {what} is not mapped to an Argus rule")
@@ -101,19 +116,19 @@ class _Reader:
         if isinstance(enum, list) and enum:
             values = [e.get("value") if isinstance(e, Mapping) else e for e in enum]
             self._add("in", path, values, (*loc, "enum"))
-        for k, rel in enumerate(prop.get("relationships") or []):
+        for k, rel in enumerate(self.listed(prop, "relationships", loc)):
             target = rel.get("to") if isinstance(rel, Mapping) else None
             if isinstance(target, str) and rel.get("type", "foreignKey") == "foreignKey":
                 self._add("references", path, target, (*loc, "relationships", k))
             else:
                 self._note((*loc, "relationships", k), f"{path}: a relationship other than a single foreign key")
-        for j, check in enumerate(prop.get("quality") or []):
+        for j, check in enumerate(self.listed(prop, "quality", loc)):
             self._property_quality(check, path, (*loc, "quality", j))
-        for i, child in enumerate(prop.get("properties") or []):
+        for i, child in enumerate(self.listed(prop, "properties", loc)):
             self.property(child, path + ".", (*loc, "properties", i))
         items = prop.get("items")
         if isinstance(items, Mapping):
-            for i, child in enumerate(items.get("properties") or []):
+            for i, child in enumerate(self.listed(items, "properties", (*loc, "items"))):
                 self.property(child, path + ".", (*loc, "items", "properties", i))
 
     def _type(self, prop: Mapping[str, Any], path: str, loc: tuple[Any, ...]) -> None:
@@ -131,7 +146,10 @@ class _Reader:
             self._note((*loc, "logicalType"), f"{path}: logicalType {logical!r}")
 
     def _options(self, options: Any, path: str, loc: tuple[Any, ...]) -> None:
+        if options is None:
+            return
         if not isinstance(options, Mapping):
+            self.problems.add(loc, "logicalTypeOptions is a mapping, e.g. {minimum: 0}")
             return
         for key, kind in (("minimum", "min"), ("maximum", "max"), ("maxLength", "max_length"), ("pattern", "pattern")):
             if key in options:
@@ -147,6 +165,7 @@ class _Reader:
 
     def _property_quality(self, check: Any, path: str, loc: tuple[Any, ...]) -> None:
         if not isinstance(check, Mapping):
+            self.problems.add(loc, f"a quality rule is a mapping, e.g. {_EXAMPLES['quality'][1:-1]}")
             return
         metric = check.get("metric") or check.get("rule")
         kind = check.get("type", "library")
@@ -175,6 +194,7 @@ class _Reader:
 
     def object_quality(self, check: Any, loc: tuple[Any, ...]) -> None:
         if not isinstance(check, Mapping):
+            self.problems.add(loc, "a quality rule is a mapping, e.g. {metric: rowCount, mustBeGreaterThan: 0}")
             return
         metric = check.get("metric") or check.get("rule")
         if check.get("type", "library") != "library" or metric != "rowCount":

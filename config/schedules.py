@@ -42,6 +42,7 @@ from agent.findings import Severity
 from agent.health.models import ExcludedSpan, HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode, ScopeOptions
+from agent.secrets import SECRETS
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.settings import check_mongodb_uri
@@ -80,6 +81,7 @@ class ScheduleError(ArgusError):
     """``schedules.yaml`` is invalid; ``problems`` holds one ``file:line key: message`` per error."""
 
     def __init__(self, problems: list[str]) -> None:
+        problems = [SECRETS.redact(p) for p in problems]  # a problem quotes the file, which may hold a secret
         super().__init__("\n".join(problems))
         self.problems = problems
 

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from agent.errors import ArgusError
+from agent.secrets import SECRETS
 
 __all__ = ["MAX_NODES", "Lines", "TooManyValues", "YamlDocument", "YamlError", "line_for", "nearest", "problem_order",
            "read_yaml", "where"]
@@ -30,6 +31,7 @@ class YamlError(ArgusError):
     """A YAML file cannot be read; ``problems`` holds one ``file:line: message`` per problem."""
 
     def __init__(self, problems: list[str]) -> None:
+        problems = [SECRETS.redact(p) for p in problems]  # a problem quotes the file, which may hold a secret
         super().__init__("\n".join(problems))
         self.problems = problems
 
@@ -70,6 +72,16 @@ class _Loader(yaml.SafeLoader):
         if self.composed > MAX_NODES:
             raise _TooManyNodes(self.peek_event().start_mark.line + 1)
         return super().compose_node(parent, index)
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        """A scalar YAML reads but cannot build (``2030-02-31``, ``!!int 12x``) is a YAML error at its
+        line: PyYAML lets the ValueError of ``date()`` or ``int()`` through."""
+        try:
+            return super().construct_object(node, deep)
+        except (ValueError, OverflowError, TypeError) as exc:
+            shown = repr(node.value)[:80] if isinstance(node, yaml.ScalarNode) else "the value"
+            raise yaml.constructor.ConstructorError(None, None, f"{shown} is no {node.tag.rsplit(':', 1)[-1]}: {exc}",
+                                                    node.start_mark) from None
 
 
 _Loader.yaml_implicit_resolvers = {

@@ -34,7 +34,7 @@ from agent.ejson import canonical_key, decode, encode, filter_key
 from agent.tools.elements import array_paths, per_element
 from agent.tools.models import DISTINCT_MAX, GetStatsInput, SchemaSampleResult
 
-__all__ = ["REFERENCE_VALUES", "Declared", "DeclaredCheck", "compile_contract", "stat_key"]
+__all__ = ["REFERENCE_VALUES", "Declared", "DeclaredCheck", "compile_contract", "rule_filters", "stat_key"]
 
 REFERENCE_VALUES = DISTINCT_MAX  # distinct values of a reference looked up at most
 
@@ -130,6 +130,15 @@ def compile_contract(contract: Contract, schema: SchemaSampleResult, now: dateti
                     + (f" (did you mean {close[0]!r}?)" if close else "") + "; its rules are checked all the same")
         declared.checks.append(_check(rule, now, arrays, scalar_arrays))
     return declared
+
+
+def rule_filters(rule: Rule, now: datetime) -> list[dict[str, Any]]:
+    """Every filter ``rule`` can send (array elements aside, which only wrap them in ``$elemMatch``):
+    what the guard judges when a contract is read, so a value it would refuse on the wire is refused
+    at the rule's line instead."""
+    check = _check(rule, now, frozenset(), set())
+    stat_filter = decode(check.stat["filter"]) if check.stat and "filter" in check.stat else None
+    return [f for f in (check.violation, check.scope, check.expected, stat_filter) if f is not None]
 
 
 def _scoped(rule: Rule, condition: dict[str, Any], arrays: frozenset[str]) -> dict[str, Any]:

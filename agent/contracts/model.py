@@ -146,7 +146,7 @@ class Rule:
 
     def expectation(self, *, values: bool = True) -> str:
         """What the rule expects, in the contract's own words (cut when long). ``values=False`` (strict
-        privacy) leaves out the literals a value list or a ``where`` compares documents with."""
+        privacy) leaves out the literals a value list, a pattern or a ``where`` compares documents with."""
         value = self.value
         if self.kind in ("required", "unique"):
             text = self.kind if value else f"not {self.kind}"
@@ -154,6 +154,8 @@ class Rule:
             text = f"type {' or '.join(value)}"
         elif self.kind == "in" and not values:
             text = f"in a list of {len(value)} values"
+        elif self.kind == "pattern" and not values:
+            text = "a declared pattern"  # its literal text is the user's data, as a value list is
         elif self.kind == "in":
             shown = ", ".join(str(v) for v in value[:8]) + (f", … ({len(value)} values)" if len(value) > 8 else "")
             text = f"in [{shown}]"

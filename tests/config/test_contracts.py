@@ -195,3 +195,112 @@ def test_a_contract_file_is_bounded_as_the_schedules_file_is(tmp_path: Path) -> 
     with pytest.raises(ContractError) as refused:
         load_contract(huge)
     assert refused.value.problems == [f"{huge}:1: the contract is over 1 MiB, more than any contract needs; refused"]
+
+
+PASSWORD = "Hunter2Secret"
+
+
+@pytest.mark.parametrize("args", [
+    # a connection string pasted where the contract's path goes (the path collapses '//' into '/')
+    ["audit", "--file", "{orders}", "--contract", f"mongodb+srv://admin:{PASSWORD}@db.example.com/shop"],
+    ["schedules", "check", "{schedules}"],
+    # a connection string as a where literal and as a declared value, written in the report
+    ["audit", "--file", "{orders}", "--contract", "{where}", "--format", "json"],
+])
+def test_credentials_in_a_contract_or_its_path_are_never_echoed(tmp_path: Path, args: list[str]) -> None:
+    from typer.testing import CliRunner
+
+    from daemon.cli import app
+
+    orders = tmp_path / "orders.jsonl"
+    orders.write_text("".join(f'{{"_id": {i}, "total": {i - 2}, "note": "x"}}\n' for i in range(20)))
+    schedules = _file(tmp_path, f"""\
+        connections:
+          files: {{files: {{orders: orders.jsonl}}}}
+        defaults: {{trigger: {{every: 1h}}}}
+        schedules:
+          - {{name: a, connection: files, database: shop, collection: orders,
+              contract: "mongodb://admin:{PASSWORD}@db.example.com/c.yaml"}}
+        """, "schedules.yaml")
+    where = _file(tmp_path, f"""\
+        fields:
+          total: {{min: 0, where: {{note: "mongodb://admin:{PASSWORD}@db.example.com/x"}}}}
+          note: {{in: ["postgresql://bob:{PASSWORD}@pg/x"]}}
+        """, "where.yaml")
+    argv = [a.format(orders=orders, schedules=schedules, where=where) for a in args]
+    done = CliRunner().invoke(app, argv)
+    assert done.exit_code in (1, 2), done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)
+    assert PASSWORD not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("value", ["2030-02-31", "2030-00-10", "!!timestamp 2030-13-01", "!!int 12x", "!!float abc"])
+def test_a_value_yaml_cannot_build_is_named_at_its_line(tmp_path: Path, value: str) -> None:
+    """A date that does not exist (or a tagged scalar that is no such thing) was 'internal error:
+    ValueError: day is out of range for month' from the command line."""
+    path = _file(tmp_path, f"fields:\n  total: {{min: 0}}\n  created_at: {{max: {value}}}\n")
+    with pytest.raises(ContractError) as caught:
+        load_contract(path)
+    assert len(caught.value.problems) == 1
+    assert caught.value.problems[0].startswith(f"{path}:3: not valid YAML: "), caught.value.problems
+    schedules = _file(tmp_path, f"""\
+        connections:
+          files: {{files: {{orders: orders.jsonl}}}}
+        defaults: {{trigger: {{every: 1h}}}}
+        schedules:
+          - {{name: a, connection: files, database: shop, collection: orders, trigger: {{at: {value}}}}}
+        """, "schedules.yaml")
+    with pytest.raises(ScheduleError) as refused:
+        load_schedules(schedules)
+    assert refused.value.problems[0].startswith(f"{schedules}:5: not valid YAML: "), refused.value.problems
+
+
+@pytest.mark.parametrize(("rule", "said"), [
+    ('status: {in: ["a\\ud800b", paid]}', "fields.status.in: "),          # an unpaired surrogate
+    ('order_id: {pattern: "^A\\0B"}', "fields.order_id.pattern: "),        # a NUL, which a BSON regex cannot carry
+    ('status: {in: ["x", 99999999999999999999999]}', "fields.status.in: "),  # beyond int64
+])
+def test_a_value_the_guard_would_refuse_on_the_wire_is_refused_at_its_line(tmp_path: Path, rule: str,
+                                                                           said: str) -> None:
+    """Every filter a rule compiles to is judged by the guard when the file is read, as a where is: an
+    in value with an unpaired surrogate ended the audit with 'internal error: PydanticSerializationError',
+    a NUL in a pattern left the rule silently unchecked."""
+    path = _file(tmp_path, f"fields:\n  total: {{min: 0}}\n  {rule}\n")
+    with pytest.raises(ContractError) as caught:
+        load_contract(path)
+    assert len(caught.value.problems) == 1, caught.value.problems
+    assert caught.value.problems[0].startswith(f"{path}:3 {said}"), caught.value.problems
+
+
+def test_an_odcs_part_of_the_wrong_shape_is_refused_at_its_line_never_dropped(tmp_path: Path) -> None:
+    """A string where a list goes was read letter by letter (twelve identical notes for 'customers.id'),
+    a mapping where a list or a quality rule goes was dropped without a word."""
+    path = _file(tmp_path, """\
+        kind: DataContract
+        schema:
+          - name: orders
+            properties:
+              - name: order_id
+                required: true
+              - name: status
+                relationships: customers.id
+              - name: total
+                quality: {metric: nullValues, mustBe: 0}
+              - name: email
+                logicalTypeOptions: [format, email]
+              - name: note
+                quality: [nullValues]
+            quality: {metric: rowCount, mustBeGreaterThan: 0}
+        """)
+    with pytest.raises(ContractError) as caught:
+        load_contract(path, collection="orders")
+    assert caught.value.problems == [
+        f"{path}:8 schema[0].properties[1].relationships: relationships is a list, e.g. "
+        f"[{{to: customers.customer_id}}]",
+        f"{path}:10 schema[0].properties[2].quality: quality is a list, e.g. [{{metric: nullValues, mustBe: 0}}]",
+        f"{path}:12 schema[0].properties[3].logicalTypeOptions: logicalTypeOptions is a mapping, e.g. "
+        f"{{minimum: 0}}",
+        f"{path}:14 schema[0].properties[4].quality[0]: a quality rule is a mapping, e.g. "
+        f"{{metric: nullValues, mustBe: 0}}",
+        f"{path}:15 schema[0].quality: quality is a list, e.g. [{{metric: nullValues, mustBe: 0}}]",
+    ]

@@ -183,3 +183,23 @@ def test_strict_privacy_writes_no_declared_value_into_the_report(tmp_path: Path)
         assert f'"{value}"' not in written and f"{value}, " not in written and f"{value}]" not in written, value
     assert _result(report, "status", "in").expect == "in a list of 4 values"
     assert _finding(report, "status", "enum_violation").affected_count == BAD_STATUS
+
+
+def test_strict_privacy_writes_no_declared_pattern_into_the_report(tmp_path: Path) -> None:
+    """A declared pattern is the user's data as a value list is: its literal text ('X0') stays out of the
+    description, the rule's expectation and the evidence query; its count does not change."""
+    from agent.options import AuditOptions
+
+    client: Any = mongomock.MongoClient()
+    db = client["shop"]
+    docs = _orders()
+    db["sales"].insert_many(docs)
+    path = tmp_path / "contract.yaml"
+    path.write_text("fields:\n  order_id: {pattern: '^XSECRETPREFIX[0-9]+'}\n")
+    setup = make_planner("heuristic")
+    report = run_audit(AuditTarget(db["sales"], in_memory=True), setup.planner, gates=setup.gates,
+                       clock=ManualClock(NOW), contract=load_contract(path, shown_as="contract.yaml"),
+                       options=AuditOptions(privacy="strict"))
+    assert "SECRETPREFIX" not in report.model_dump_json()
+    strings = sum(1 for d in docs if isinstance(d.get("order_id"), str))
+    assert _finding(report, "order_id", "format_violation").affected_count == strings
