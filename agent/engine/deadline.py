@@ -56,6 +56,9 @@ class Deadline:
         if self.at is not None and self._clock() > self.at:
             raise timed_out(self.limit_ms)
 
+    def passed(self) -> bool:
+        return self.at is not None and self._clock() >= self.at
+
     def remaining_s(self) -> float | None:
         """Seconds left (at least a millisecond, so a regex timeout is never 'no limit'), or None."""
         if self.at is None:

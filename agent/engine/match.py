@@ -257,10 +257,15 @@ def compile_regex(pattern: Any, options: Any, deadline: Deadline) -> Callable[[s
         known = seen.get(text)
         if known is not None:
             return known
-        try:
-            found = search(text, timeout=deadline.regex_timeout_s()) is not None
-        except TimeoutError:
-            raise deadline.expired() from None
+        while True:
+            try:
+                found = search(text, timeout=deadline.regex_timeout_s()) is not None
+                break
+            except TimeoutError:
+                # The CPU seconds given were spent before the wall-clock limit (the read's share of a
+                # core was underestimated): search again in the time left; only the limit ends a read.
+                if deadline.passed():
+                    raise deadline.expired() from None
         if len(seen) < _REGEX_MEMO:
             seen[text] = found
         return found
