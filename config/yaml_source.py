@@ -115,11 +115,19 @@ def _lines(node: yaml.Node, path: tuple[Any, ...], out: Lines) -> None:
             _lines(item, (*path, i), out)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def where(loc: tuple[Any, ...]) -> str:
-    """``("schedules", 2, "trigger")`` → ``schedules[2].trigger``."""
+    """``("schedules", 2, "trigger")`` → ``schedules[2].trigger``; a control character in a key is
+    written as its escape (``a\\x00b``), never raw into a message or a terminal."""
     out = ""
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+            continue
+        text = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(part))
+        out += f".{text}" if out else text
     return out or "(top level)"
 
 

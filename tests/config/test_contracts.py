@@ -304,3 +304,17 @@ def test_an_odcs_part_of_the_wrong_shape_is_refused_at_its_line_never_dropped(tm
         f"{{metric: nullValues, mustBe: 0}}",
         f"{path}:15 schema[0].quality: quality is a list, e.g. [{{metric: nullValues, mustBe: 0}}]",
     ]
+
+
+def test_a_control_character_in_a_key_is_named_by_its_escape_never_written_raw(tmp_path: Path) -> None:
+    """A NUL in a field name is refused, and the message shows it as ``\\x00``: a raw control
+    character would cut a log line or drive the terminal the message is printed on."""
+    from config.contracts import ContractError, load_contract
+
+    path = tmp_path / "c.yaml"
+    path.write_text('fields:\n  "c\\x00d": {required: true}\n')
+    with pytest.raises(ContractError) as refused:
+        load_contract(path)
+    [problem] = refused.value.problems
+    assert problem.startswith(f"{path}:2 fields.c\\x00d: not a field path"), problem
+    assert "\x00" not in problem
