@@ -216,7 +216,7 @@ def bson_type(value: Any) -> str:
         return "int" if value in _INT32 else "long"
     if isinstance(value, float):
         return "double"
-    if isinstance(value, Decimal128):
+    if isinstance(value, Decimal128 | Decimal):
         return "decimal"
     if isinstance(value, Code):
         return "javascriptWithScope" if value.scope is not None else "javascript"

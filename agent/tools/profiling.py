@@ -14,19 +14,18 @@ and every pattern run here is linear, so one hostile value cannot stall an audit
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
-from bson.datetime_ms import DatetimeMS
+from bson import Binary, Code, Decimal128, ObjectId
 from bson.dbref import DBRef
 
 from agent.clock import epoch_seconds
 from agent.ejson import encode
+from agent.engine.values import bson_type as engine_bson_type
 from agent.tools.formats import MAX_EXAMINED_CHARS, is_placeholder, matching_formats, unit_of
 from agent.tools.models import ArrayStats, DateStats, FieldStats, NumericStats, Spread, StringStats
 
@@ -54,48 +53,15 @@ TAIL = 25
 TOP_VALUES = 20
 _SHAPE_CHARS = 64
 
-_INT32 = 2**31
 
 
 def bson_type(value: Any) -> str:
-    """The MongoDB ``$type`` alias of a Python value as pymongo decodes it."""
-    if value is None:
-        return "null"
-    if isinstance(value, Code):  # before str: Code is a str subclass
-        return "javascriptWithScope" if value.scope is not None else "javascript"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, Int64):
-        return "long"
-    if isinstance(value, int):
-        return "int" if -_INT32 <= value < _INT32 else "long"
-    if isinstance(value, float):
-        return "double"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "object"
-    if isinstance(value, list | tuple):
-        return "array"
-    if isinstance(value, datetime | DatetimeMS):  # DatetimeMS: a date outside years 1-9999
-        return "date"
-    if isinstance(value, ObjectId):
-        return "objectId"
-    if isinstance(value, Decimal128 | Decimal):
-        return "decimal"
-    if isinstance(value, Binary | bytes):
-        return "binData"
-    if isinstance(value, Regex | re.Pattern):
-        return "regex"
-    if isinstance(value, Timestamp):
-        return "timestamp"
-    if isinstance(value, MinKey):
-        return "minKey"
-    if isinstance(value, MaxKey):
-        return "maxKey"
-    if isinstance(value, DBRef):
-        return "object"
-    return "unknown"
+    """The MongoDB ``$type`` alias of a Python value as pymongo decodes it (the engine's own
+    judgement, which ``$type`` filters use), or ``unknown`` for a value BSON has no type for."""
+    try:
+        return engine_bson_type(value)
+    except TypeError:
+        return "unknown"
 
 
 def shape_of(text: str) -> str:
