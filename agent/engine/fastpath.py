@@ -126,6 +126,9 @@ def _in_source(values: list[Any], src: _Source, generic: Callable[[Any], bool]) 
         parts.append(f"(type(v) in HASHABLE and v in {src.const(frozenset(fast))})")
     if rest:
         parts.append(f"{src.const(generic)}(v)")
+    elif any(type(v) is not str for v in fast):
+        # a Decimal128 equals a plain number of the same value (Decimal128("2.0") is in [1, 2])
+        parts.append(f"(type(v) is DEC and {src.const(generic)}(v))")
     return "(" + " or ".join(parts) + ")" if parts else "False"
 
 
