@@ -5,17 +5,24 @@ MongoDB compiles every pattern with ``PCRE2_UTF`` and without ``PCRE2_UCP``
 matching folds Unicode letters, but ``\\d``, ``\\w``, ``\\s``, ``\\b`` and the POSIX classes
 (``[[:alpha:]]``) are ASCII (``[0-9]``, ``[A-Za-z0-9_]``, ``[ \\t\\n\\v\\f\\r]``). Python's ``regex`` module
 reads those classes as Unicode, and its ASCII flag would also stop Unicode case folding, so each
-class is wrapped in a scoped ASCII group (``(?a:\\d)``) instead. PCRE2 forms Python lacks are
-rewritten too: ``\\Q...\\E`` (a quoted literal), ``\\x{hhh}``, ``\\z`` and ``\\Z``.
+class is wrapped in a scoped ASCII group (``(?a:\\d)``) instead; a pattern that opens with
+``(*UCP)`` asks for Unicode classes and keeps them (``jstests/core/query/regex/regex_unicode.js``).
+PCRE2 forms Python lacks are rewritten too: the leading ``(*UTF)``/``(*UCP)``/limit verbs,
+``\\Q...\\E`` (a quoted literal), ``\\x{hhh}``, ``\\z`` and ``\\Z``.
 """
 
 from __future__ import annotations
+
+import re
 
 import regex as regex_module
 
 __all__ = ["translate"]
 
 _SHORTHANDS = frozenset("dDwWsS")
+# Start-of-pattern verbs that change nothing the regex module would read differently, or ask for UCP.
+_VERB = re.compile(r"\(\*(UTF8?|UCP|NO_AUTO_POSSESS|NO_START_OPT|NO_DOTSTAR_ANCHOR|NO_JIT|"
+                   r"LIMIT_(?:MATCH|DEPTH|HEAP|RECURSION)=\d+)\)")
 # PCRE2's POSIX classes without PCRE2_UCP: ASCII only (pcre2pattern, "Posix character classes")
 _POSIX = {
     "alnum": "A-Za-z0-9", "alpha": "A-Za-z", "ascii": "\\x00-\\x7f", "blank": "\\t ", "cntrl": "\\x00-\\x1f\\x7f",
@@ -23,6 +30,20 @@ _POSIX = {
     "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\x0b\\x0c\\r ", "upper": "A-Z", "word": "A-Za-z0-9_",
     "xdigit": "0-9A-Fa-f",
 }
+
+
+# PCRE2's own properties (pcre2pattern, "PCRE2 special category properties"), as Unicode sets.
+_SPECIAL = {"Xan": "\\p{L}\\p{N}", "Xwd": "\\p{L}\\p{N}_", "Xsp": "\\p{Z}\\t\\n\\x0b\\x0c\\r",
+            "Xps": "\\p{Z}\\t\\n\\x0b\\x0c\\r"}
+
+
+def _special(escape: str) -> str | None:
+    """The set a ``\\p{Xan}``-style escape names (``[^...]`` for ``\\P``), or None for any other escape."""
+    if escape[1] in "pP" and len(escape) > 4 and escape[2] == "{":
+        members = _SPECIAL.get(escape[3:-1])
+        if members is not None:
+            return f"[{'^' if escape[1] == 'P' else ''}{members}]"
+    return None
 
 
 def _posix_end(pattern: str, i: int) -> int:
@@ -36,7 +57,7 @@ def _posix_end(pattern: str, i: int) -> int:
 
 def _escape_end(pattern: str, i: int) -> int:
     """The index after the escape starting at ``pattern[i] == '\\\\'`` (``\\x{41}`` is one escape)."""
-    if pattern.startswith("x{", i + 1):
+    if pattern.startswith(("x{", "p{", "P{"), i + 1):
         close = pattern.find("}", i)
         if close != -1:
             return close + 1
@@ -51,7 +72,7 @@ def _hex_escape(text: str) -> str:
         return text  # left for the compiler to refuse
 
 
-def _class(pattern: str, start: int) -> tuple[int, str]:
+def _class(pattern: str, start: int, ucp: bool) -> tuple[int, str]:
     """The character class at ``start`` and the index after it. A class holding shorthands or POSIX
     classes becomes an alternation of ASCII-scoped terms; any other class is kept as written."""
     i = start + 1
@@ -69,15 +90,17 @@ def _class(pattern: str, start: int) -> tuple[int, str]:
         if ch == "\\" and i + 1 < len(pattern):
             end = _escape_end(pattern, i)
             escape = pattern[i:end]
-            if escape[1] in _SHORTHANDS:
+            if escape[1] in _SHORTHANDS and not ucp:
                 terms.append(f"(?a:{escape})")
+            elif _special(escape):
+                terms.append(str(_special(escape)))
             elif escape.startswith("\\x{"):
                 plain.append(_hex_escape(escape))
             else:
                 plain.append(escape)
             i = end
             continue
-        posix = _posix_end(pattern, i)
+        posix = _posix_end(pattern, i) if not ucp else -1
         if posix != -1:
             name = pattern[i + 2:posix - 2]
             ascii_set = _POSIX.get(name.lstrip("^"))
@@ -104,6 +127,10 @@ def translate(pattern: str) -> str:
     """``pattern`` (PCRE2 syntax, as MongoDB compiles it) in the ``regex`` module's syntax."""
     out: list[str] = []
     i = 0
+    ucp = False
+    while verb := _VERB.match(pattern, i):
+        ucp = ucp or verb.group(1) == "UCP"
+        i = verb.end()
     n = len(pattern)
     while i < n:
         ch = pattern[i]
@@ -111,7 +138,7 @@ def translate(pattern: str) -> str:
             end = _escape_end(pattern, i)
             escape = pattern[i:end]
             letter = escape[1]
-            if letter in _SHORTHANDS or letter in "bB":
+            if (letter in _SHORTHANDS or letter in "bB") and not ucp:
                 out.append(f"(?a:{escape})")
             elif letter == "Q":
                 close = pattern.find("\\E", end)
@@ -127,10 +154,10 @@ def translate(pattern: str) -> str:
             elif escape.startswith("\\x{"):
                 out.append(_hex_escape(escape))
             else:
-                out.append(escape)
+                out.append(_special(escape) or escape)
             i = end
         elif ch == "[":
-            i, text = _class(pattern, i)
+            i, text = _class(pattern, i, ucp)
             out.append(text)
         elif pattern.startswith("(?#", i):
             close = pattern.find(")", i)
