@@ -464,8 +464,8 @@ def _element_test(spec: Mapping[str, Any], deadline: Deadline) -> _Test:
     """A document of operators as a test on one value taken whole (no array expansion, nothing missing)."""
     tests: list[_Test] = []
     for op, arg in spec.items():
-        if op in ("$comment", "$options"):
-            if op == "$options" and "$regex" not in spec:
+        if op == "$options":
+            if "$regex" not in spec:
                 raise bad_value("$options needs a $regex")
             continue
         tests.append(_one_element(op, arg, spec, deadline))
@@ -543,8 +543,6 @@ def _condition(spec: Any, deadline: Deadline) -> _Condition:
                 if "$regex" not in spec:
                     raise bad_value("$options needs a $regex")
                 continue
-            if op == "$comment":
-                continue
             cands, negated = _operator(op, arg, spec, deadline)
             parts.append((op, arg, cands, negated))
         return _Condition(parts)
@@ -587,9 +585,7 @@ def _operator(op: str, arg: Any, spec: Mapping[str, Any], deadline: Deadline) ->
             raise bad_value("$not needs a regex or a document")
         inner = _condition(arg, deadline)
         return inner, True
-    if op == "$comment":
-        return (lambda cands: True), False
-    raise bad_value(f"unknown operator: {op}")
+    raise bad_value(f"unknown operator: {op}")  # $comment included: the server reads it at the top only
 
 
 def _truth_of(expression: Callable[[Any], Any]) -> Predicate:

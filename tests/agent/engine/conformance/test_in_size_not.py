@@ -9,7 +9,9 @@ towards zero); ``jstests/core/query/null_query_semantics.js`` for null in ``$in`
 
 from __future__ import annotations
 
+import pytest
 from bson import Regex
+from pymongo.errors import OperationFailure
 
 from tests.agent.engine.conformance.answers import matching
 
@@ -75,3 +77,15 @@ def test_mod_truncates_towards_zero() -> None:
     docs = [{"_id": 1, "a": 5}, {"_id": 2, "a": -3}, {"_id": 3, "a": 5.9}, {"_id": 4, "a": "5"}, {"_id": 5, "a": [9]}]
     assert matching(docs, {"a": {"$mod": [4, 1]}}) == [1, 3, 5]
     assert matching(docs, {"a": {"$mod": [4, -3]}}) == [2]
+
+
+def test_logical_operators_and_comments() -> None:
+    """Manual, ``$nor`` (a document missing the field fails no clause, so it matches), ``$and``,
+    ``$or``, and ``$comment`` (changes no answer)."""
+    docs = [{"_id": 1, "a": 1}, {"_id": 2, "a": 2}, {"_id": 3}]
+    assert matching(docs, {"$nor": [{"a": 1}, {"a": {"$gt": 1}}]}) == [3]
+    assert matching(docs, {"$and": [{"a": {"$gte": 1}}, {"a": {"$lt": 2}}]}) == [1]
+    assert matching(docs, {"$or": [{"a": 2}, {"a": {"$exists": False}}]}) == [2, 3]
+    assert matching(docs, {"a": 2, "$comment": "why this was asked"}) == [2]
+    with pytest.raises(OperationFailure, match=r"unknown operator: \$comment"):
+        matching(docs, {"a": {"$eq": 2, "$comment": "under a field"}})  # the server reads it at the top only
