@@ -85,7 +85,9 @@ def _condition(rng: random.Random) -> Any:
                                                      else {})}
         return regex if kind == "regex" else {"$not": {"$regex": Regex(regex["$regex"], regex.get("$options", ""))}}
     if kind in ("in", "nin"):
-        pool = [*_NUMBERS, *_STRINGS[:6], None, Regex("^a", "i"), [1, 2], []]
+        # half the lists hold plain numbers only, as contracts' allowed values do (the fast path's own case)
+        plain = [v for v in _NUMBERS if type(v) in (int, float, Int64)]
+        pool = plain if rng.random() < 0.5 else [*_NUMBERS, *_STRINGS[:6], None, Regex("^a", "i"), [1, 2], []]
         return {f"${kind}": [rng.choice(pool) for _ in range(rng.randint(1, 4))]}
     if kind == "range":
         bound = rng.choice([*_NUMBERS, *_DATES, "b", None])
