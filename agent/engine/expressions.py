@@ -497,7 +497,7 @@ def _unary(op: str, fn: Callable[[Any], Any]) -> Callable[[Any, Deadline], Evalu
             (n,), decimal = _numbers([value], op)
             if isinstance(n, float):
                 # a double stays a double ($floor of 2.5 is 2.0, manual): math.floor would give an int
-                return n if math.isnan(n) or math.isinf(n) and op != "$abs" else float(fn(n))
+                return n if math.isnan(n) or (math.isinf(n) and op != "$abs") else float(fn(n))
             return _number_result(fn(n), decimal)
         return run
     return build

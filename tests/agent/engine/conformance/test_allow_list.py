@@ -11,8 +11,13 @@ import pytest
 from pymongo.errors import OperationFailure
 
 from agent.engine import MemoryCollection
-from agent.tools.guard import _GROUP_ACCUMULATORS, _REFUSED_REASONS, EXPRESSION_OPERATORS, PIPELINE_STAGES, \
-    QUERY_OPERATORS
+from agent.tools.guard import (
+    _GROUP_ACCUMULATORS,
+    _REFUSED_REASONS,
+    EXPRESSION_OPERATORS,
+    PIPELINE_STAGES,
+    QUERY_OPERATORS,
+)
 from tests.agent.engine.conformance.test_expression_operators import CASES
 
 _HERE = Path(__file__).parent

@@ -46,7 +46,8 @@ def test_expr_comparisons_put_nan_above_null_and_missing() -> None:
 
 
 def test_expr_compares_across_types_by_type_order() -> None:
-    docs = [{"_id": 1, "a": "10", "b": 9}, {"_id": 2, "a": 10, "b": 9}, {"_id": 3, "a": datetime(2020, 1, 1), "b": True}]
+    docs = [{"_id": 1, "a": "10", "b": 9}, {"_id": 2, "a": 10, "b": 9},
+            {"_id": 3, "a": datetime(2020, 1, 1), "b": True}]
     assert matching(docs, {"$expr": {"$gt": ["$a", "$b"]}}) == [1, 2, 3]
     rows = aggregate(docs, [{"$project": {"c": {"$cmp": ["$b", "$a"]}}}])
     assert [r["c"] for r in rows] == [-1, -1, -1]

@@ -51,7 +51,8 @@ def test_nan_jstest() -> None:
 
 def test_comparisons_are_exact_across_widths() -> None:
     big = 2 ** 53 + 1
-    docs = [{"_id": 1, "a": Int64(big)}, {"_id": 2, "a": float(2 ** 53)}, {"_id": 3, "a": Decimal128("9007199254740993")}]
+    docs = [{"_id": 1, "a": Int64(big)}, {"_id": 2, "a": float(2 ** 53)},
+            {"_id": 3, "a": Decimal128("9007199254740993")}]
     assert matching(docs, {"a": {"$gt": float(2 ** 53)}}) == [1, 3]
     assert matching(docs, {"a": Int64(big)}) == [1, 3]
     assert matching(docs, {"a": float(2 ** 53)}) == [2]
