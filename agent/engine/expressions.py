@@ -664,6 +664,9 @@ def _to_date(value: Any) -> Any:
         return value
     if isinstance(value, ObjectId):
         return value.generation_time.replace(tzinfo=None)
+    if type(value) is int and value in _INT32:
+        # an int32 is no date ($toDate/$convert: double, decimal, long, string, ObjectId; not int)
+        raise _fail("Unsupported conversion from int to date in $convert with no onError value", 241)
     if is_number(value) and not is_nan(value):
         return _from_ms(int(number_value(value)))
     if isinstance(value, str):

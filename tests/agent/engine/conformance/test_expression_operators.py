@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from bson import Int64
+from pymongo.errors import OperationFailure
 
 from tests.agent.engine.conformance.answers import aggregate, matching
 
@@ -80,7 +81,8 @@ CASES: list[tuple[str, Any, Any]] = [
     ("$toDouble", {"$toDouble": "1.5"}, 1.5),
     ("$toInt", {"$toInt": 2.7}, 2),
     ("$toLong", {"$toLong": "$i"}, Int64(7)),
-    ("$toDate", {"$toDate": 0}, datetime(1970, 1, 1, 0, 0)),
+    ("$toDate", {"$toDate": Int64(0)}, datetime(1970, 1, 1, 0, 0)),
+    ("$toDate", {"$toDate": 1.5}, datetime(1970, 1, 1, 0, 0, 0, 1000)),
     ("$convert", {"$convert": {"input": "x", "to": "int", "onError": -1}}, -1),
     ("$eq", {"$eq": ["$i", 7.0]}, True),
     ("$ne", {"$ne": ["$i", 7]}, False),
@@ -98,6 +100,14 @@ CASES: list[tuple[str, Any, Any]] = [
 def test_expression_operator(op: str, expression: Any, expected: Any) -> None:
     value = _value(expression)
     assert value == expected and type(value) is type(expected)
+
+
+def test_to_date_refuses_an_int32() -> None:
+    """Manual, ``$toDate``: a double, decimal, long, string, ObjectId or timestamp converts; an int
+    does not ("Unsupported conversion from int to date"), unless ``$convert`` has ``onError``."""
+    with pytest.raises(OperationFailure, match="from int to date"):
+        _value({"$toDate": 0})
+    assert _value({"$convert": {"input": 0, "to": "date", "onError": "no"}}) == "no"
 
 
 def test_expression_operators_inside_expr_filters() -> None:
