@@ -5,7 +5,8 @@ those the condition is generated as one Python function that reads the field wit
 and tests the value with inline type checks (``type(v) in NUMS and v < 0``), which is several
 times faster than a chain of closures. Arrays, paths through arrays and missing fields take the
 general path (``match``), so the semantics are the general path's: the generated code only
-answers where it gives the same answer, and the differential tests hold both to mongomock.
+answers where it gives the same answer. The differential test holds the two paths to each other
+(``match.general_path``) and the conformance suite both to MongoDB's answers.
 """
 
 from __future__ import annotations

@@ -14,7 +14,10 @@ MongoDB's query language (``find``, ``count_documents``, ``$match``):
   greater or less than anything; booleans are never numbers;
 - ``$type`` by name, number or ``"number"``; ``$regex`` with ``i m s x`` options on strings, read
   as PCRE2 without UCP reads it (``pcre``: ``\\d \\w \\s \\b`` are ASCII);
-  ``$size``, ``$all``, ``$elemMatch``, ``$mod``, ``$expr`` (see ``expressions``).
+  ``$size``, ``$all``, ``$elemMatch``, ``$mod``, ``$expr`` (see ``expressions``);
+- ``$elemMatch`` as ``expression_array.cpp``: the value form judges each element whole (a nested
+  array is one value), the object form reads an element that is an array as the document
+  ``{"0": ..., "1": ...}`` and skips scalars.
 
 An operator or a value the server would refuse raises ``OperationFailure`` (code 2, BadValue),
 which the target reports as a refused query, as a server's refusal.
