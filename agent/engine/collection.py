@@ -99,11 +99,12 @@ class MemoryCollection:
         deadline = Deadline(maxTimeMS)
         with _as_server_error():
             stream = build_pipeline(list(pipeline), deadline, rng=random.Random())
+            out: list[Any] = []
             for batch in self._scan(deadline):
-                stream.feed(batch)
+                out.extend(stream.feed(batch))  # what no blocking stage holds back comes out here
                 if stream.done:
                     break
-            return stream.finish()
+            return out + stream.finish()
 
     def find(self, filter: Mapping[str, Any] | None = None, projection: Any = None) -> _Cursor:
         return _Cursor(self, dict(filter or {}), projection)

@@ -495,8 +495,9 @@ def _unary(op: str, fn: Callable[[Any], Any]) -> Callable[[Any, Deadline], Evalu
             if _nullish(value):
                 return None
             (n,), decimal = _numbers([value], op)
-            if isinstance(n, float) and (math.isnan(n) or math.isinf(n)):
-                return n if op != "$abs" else abs(n)
+            if isinstance(n, float):
+                # a double stays a double ($floor of 2.5 is 2.0, manual): math.floor would give an int
+                return n if math.isnan(n) or (math.isinf(n) and op != "$abs") else float(fn(n))
             return _number_result(fn(n), decimal)
         return run
     return build
@@ -663,6 +664,9 @@ def _to_date(value: Any) -> Any:
         return value
     if isinstance(value, ObjectId):
         return value.generation_time.replace(tzinfo=None)
+    if type(value) is int and value in _INT32:
+        # an int32 is no date ($toDate/$convert: double, decimal, long, string, ObjectId; not int)
+        raise _fail("Unsupported conversion from int to date in $convert with no onError value", 241)
     if is_number(value) and not is_nan(value):
         return _from_ms(int(number_value(value)))
     if isinstance(value, str):

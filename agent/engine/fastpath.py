@@ -5,7 +5,8 @@ those the condition is generated as one Python function that reads the field wit
 and tests the value with inline type checks (``type(v) in NUMS and v < 0``), which is several
 times faster than a chain of closures. Arrays, paths through arrays and missing fields take the
 general path (``match``), so the semantics are the general path's: the generated code only
-answers where it gives the same answer, and the differential tests hold both to mongomock.
+answers where it gives the same answer. The differential test holds the two paths to each other
+(``match.general_path``) and the conformance suite both to MongoDB's answers.
 """
 
 from __future__ import annotations
@@ -126,6 +127,9 @@ def _in_source(values: list[Any], src: _Source, generic: Callable[[Any], bool]) 
         parts.append(f"(type(v) in HASHABLE and v in {src.const(frozenset(fast))})")
     if rest:
         parts.append(f"{src.const(generic)}(v)")
+    elif any(type(v) is not str for v in fast):
+        # a Decimal128 equals a plain number of the same value (Decimal128("2.0") is in [1, 2])
+        parts.append(f"(type(v) is DEC and {src.const(generic)}(v))")
     return "(" + " or ".join(parts) + ")" if parts else "False"
 
 

@@ -12,8 +12,12 @@ MongoDB's query language (``find``, ``count_documents``, ``$match``):
 - comparisons bracket types: ``{$gt: 5}`` sees numbers only, ``{$lt: date}`` dates only;
   numbers compare by value across int, long, double and Decimal128; NaN equals NaN and is never
   greater or less than anything; booleans are never numbers;
-- ``$type`` by name, number or ``"number"``; ``$regex`` with ``i m s x`` options on strings;
-  ``$size``, ``$all``, ``$elemMatch``, ``$mod``, ``$expr`` (see ``expressions``).
+- ``$type`` by name, number or ``"number"``; ``$regex`` with ``i m s x`` options on strings, read
+  as PCRE2 without UCP reads it (``pcre``: ``\\d \\w \\s \\b`` are ASCII);
+  ``$size``, ``$all``, ``$elemMatch``, ``$mod``, ``$expr`` (see ``expressions``);
+- ``$elemMatch`` as ``expression_array.cpp``: the value form judges each element whole (a nested
+  array is one value), the object form reads an element that is an array as the document
+  ``{"0": ..., "1": ...}`` and skips scalars.
 
 An operator or a value the server would refuse raises ``OperationFailure`` (code 2, BadValue),
 which the target reports as a refused query, as a server's refusal.
@@ -22,7 +26,9 @@ which the target reports as a refused query, as a server's refusal.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -35,6 +41,7 @@ from pymongo.errors import OperationFailure
 
 from agent.engine.deadline import Deadline
 from agent.engine.fastpath import combine, fast_field
+from agent.engine.pcre import translate
 from agent.engine.values import (
     MISSING,
     bson_type,
@@ -47,7 +54,7 @@ from agent.engine.values import (
     type_code,
 )
 
-__all__ = ["Predicate", "bad_value", "compile_filter", "compile_regex", "path_values", "truthy"]
+__all__ = ["Predicate", "bad_value", "compile_filter", "compile_regex", "general_path", "path_values", "truthy"]
 
 Predicate = Callable[[Any], bool]
 _Test = Callable[[Any], bool]          # one value (an element, or a whole array)
@@ -58,7 +65,19 @@ _REGEX_FLAGS = {"i": regex_module.IGNORECASE, "m": regex_module.MULTILINE, "s": 
 _PY_FLAGS = ((re.IGNORECASE, regex_module.IGNORECASE), (re.MULTILINE, regex_module.MULTILINE),
              (re.DOTALL, regex_module.DOTALL), (re.VERBOSE, regex_module.VERBOSE))
 _BAD_VALUE = 2
+_FAST_PATH: ContextVar[bool] = ContextVar("fast_path", default=True)
 _REGEX_MEMO = 65_536  # strings remembered per regex and read; the timeout costs ~10 µs a call, a lookup far less
+
+
+@contextmanager
+def general_path() -> Iterator[None]:
+    """Filters compiled inside answer every document on the general path, without the generated fast
+    path (``fastpath``): the differential and conformance tests hold the two to the same answers."""
+    token = _FAST_PATH.set(False)
+    try:
+        yield
+    finally:
+        _FAST_PATH.reset(token)
 
 
 def bad_value(message: str) -> OperationFailure:
@@ -184,6 +203,13 @@ def _compare(op: str, target: Any) -> _Cands:
         return _eq_cands(None) if op in ("$gte", "$lte") else (lambda cands: False)
     if is_nan(target):
         return _eq_cands(target) if op in ("$gte", "$lte") else (lambda cands: False)
+    return _any_value(_compare_test(op, target))
+
+
+def _compare_test(op: str, target: Any) -> _Test:
+    """``op`` against ``target`` on one value, type-bracketed (null and NaN bounds are equality or nothing)."""
+    if target is None or is_nan(target):
+        return _equals(target) if op in ("$gte", "$lte") else (lambda v: False)
     target_rank = rank(target)
     if is_number(target):
         bound = number_value(target)
@@ -220,7 +246,7 @@ def _compare(op: str, target: Any) -> _Cands:
     def test(v: Any) -> bool:
         x = in_bracket(v)
         return x is not MISSING and check(x)
-    return _any_value(test)
+    return test
 
 
 # --- other operators -------------------------------------------------------------------------------
@@ -247,7 +273,7 @@ def compile_regex(pattern: Any, options: Any, deadline: Deadline) -> Callable[[s
             raise bad_value(f"invalid flag in regex options: {letter}")
         flags |= _REGEX_FLAGS[letter]
     try:
-        compiled = regex_module.compile(pattern, flags)
+        compiled = regex_module.compile(translate(pattern), flags)
     except (regex_module.error, ValueError, OverflowError) as exc:
         raise OperationFailure(f"Regular expression is invalid: {exc}", 51091) from None
     search = compiled.search
@@ -282,6 +308,15 @@ def _string_test(run: Callable[[str], bool]) -> _Test:
 
 
 def _in(values: Any, deadline: Deadline) -> _Cands:
+    test, null = _in_test(values, deadline)
+    positive = _any_value(test)
+    if null:
+        return lambda cands: any(v is MISSING for v in cands) or positive(cands)
+    return positive
+
+
+def _in_test(values: Any, deadline: Deadline) -> tuple[_Test, bool]:
+    """``$in`` on one value, and whether the list holds null (which a missing field matches too)."""
     if not isinstance(values, list | tuple):
         raise bad_value("$in needs an array")
     fast: set[Any] = set()
@@ -309,21 +344,11 @@ def _in(values: Any, deadline: Deadline) -> _Cands:
             if not number.is_nan() and number in fast:
                 return True
         return any(check(v) for check in tests)
-    positive = _any_value(test)
-    if null:
-        return lambda cands: any(v is MISSING for v in cands) or positive(cands)
-    return positive
+    return test, null
 
 
 def _type(spec: Any) -> _Cands:
-    names = spec if isinstance(spec, list) else [spec]
-    wanted: set[str] = set()
-    for name in names:
-        code = type_code(name)
-        if code is None:
-            raise bad_value(f"unknown type name alias: {name}" if isinstance(name, str) else f"Invalid numerical type "
-                            f"code: {name}")
-        wanted |= {"int", "long", "double", "decimal"} if code == "number" else {code}
+    wanted = _type_names(spec)
     array = "array" in wanted
 
     def run(cands: list[Any]) -> bool:
@@ -341,14 +366,35 @@ def _type(spec: Any) -> _Cands:
     return run
 
 
+def _type_names(spec: Any) -> set[str]:
+    """The BSON type names a ``$type`` argument asks for (``"number"`` is the four numeric types)."""
+    names = spec if isinstance(spec, list) else [spec]
+    wanted: set[str] = set()
+    for name in names:
+        code = type_code(name)
+        if code is None:
+            raise bad_value(f"unknown type name alias: {name}" if isinstance(name, str) else f"Invalid numerical type "
+                            f"code: {name}")
+        wanted |= {"int", "long", "double", "decimal"} if code == "number" else {code}
+    return wanted
+
+
 def _size(n: Any) -> _Cands:
-    if not is_number(n) or is_nan(n) or number_value(n) != int(number_value(n)):
-        raise bad_value("$size needs a number")
-    size = int(number_value(n))
+    size = _size_of(n)
     return lambda cands: any(type(v) is list and len(v) == size for v in cands)
 
 
+def _size_of(n: Any) -> int:
+    if not is_number(n) or is_nan(n) or number_value(n) != int(number_value(n)):
+        raise bad_value("$size needs a number")
+    return int(number_value(n))
+
+
 def _mod(spec: Any) -> _Cands:
+    return _any_value(_mod_test(spec))
+
+
+def _mod_test(spec: Any) -> _Test:
     if not isinstance(spec, list) or len(spec) != 2 or not all(is_number(x) for x in spec):
         raise bad_value("malformed mod, needs to be an array of two numbers")
     divisor, remainder = (_truncated(x) for x in spec)
@@ -365,7 +411,7 @@ def _mod(spec: Any) -> _Cands:
             return False
         left = abs(value) % abs(divisor)
         return (-left if value < 0 else left) == remainder
-    return _any_value(test)
+    return test
 
 
 def _truncated(value: Any) -> int | None:
@@ -392,22 +438,87 @@ def _all(values: Any, deadline: Deadline) -> _Cands:
 
 
 def _elem_match(spec: Any, deadline: Deadline) -> _Cands:
+    test = _elem_match_test(spec, deadline)
+    return lambda cands: any(type(v) is list and any(test(e) for e in v) for v in cands)
+
+
+def _elem_match_test(spec: Any, deadline: Deadline) -> _Test:
+    """The test ``$elemMatch`` applies to each element of an array (``expression_array.cpp``).
+
+    The value form (operators only) judges each element whole, as ``matchesSingleElement`` does: an
+    element that is an array is one value, not its elements. The object form matches an element
+    that ``isABSONObj()``: a document, or an array read as the document ``{"0": ..., "1": ...}``.
+    """
     if not isinstance(spec, Mapping):
         raise bad_value("$elemMatch needs an Object")
     if spec and all(str(k).startswith("$") for k in spec) and not any(k in ("$and", "$or", "$nor", "$expr")
                                                                       for k in spec):
-        condition = _condition(spec, deadline)
+        return _element_test(spec, deadline)
+    document = compile_filter(spec, deadline)
 
-        def value_form(element: Any) -> bool:
-            return condition([element])
-        test: _Test = value_form
-    else:
-        document = compile_filter(spec, deadline)
+    def doc_form(element: Any) -> bool:
+        if type(element) is list:
+            return document({str(i): e for i, e in enumerate(element)})
+        return isinstance(element, dict) and document(element)
+    return doc_form
 
-        def doc_form(element: Any) -> bool:
-            return isinstance(element, dict) and document(element)
-        test = doc_form
-    return lambda cands: any(type(v) is list and any(test(e) for e in v) for v in cands)
+
+def _element_test(spec: Mapping[str, Any], deadline: Deadline) -> _Test:
+    """A document of operators as a test on one value taken whole (no array expansion, nothing missing)."""
+    tests: list[_Test] = []
+    for op, arg in spec.items():
+        if op == "$options":
+            if "$regex" not in spec:
+                raise bad_value("$options needs a $regex")
+            continue
+        tests.append(_one_element(op, arg, spec, deadline))
+    return lambda v: all(test(v) for test in tests)
+
+
+def _one_element(op: str, arg: Any, spec: Mapping[str, Any], deadline: Deadline) -> _Test:
+    if op in ("$eq", "$ne"):
+        equal = _equals(arg.as_doc() if isinstance(arg, DBRef) else arg)
+        return equal if op == "$eq" else (lambda v: not equal(v))
+    if op in ("$gt", "$gte", "$lt", "$lte"):
+        if isinstance(arg, Regex | re.Pattern):
+            return _string_test(compile_regex(arg, "", deadline))
+        return _compare_test(op, arg)
+    if op in ("$in", "$nin"):
+        member, _ = _in_test(arg, deadline)
+        return member if op == "$in" else (lambda v: not member(v))
+    if op == "$exists":
+        present = truthy(arg)
+        return lambda v: present
+    if op == "$type":
+        wanted = _type_names(arg)
+        return lambda v: bson_type(v) in wanted
+    if op == "$regex":
+        return _string_test(compile_regex(arg, spec.get("$options", ""), deadline))
+    if op == "$size":
+        size = _size_of(arg)
+        return lambda v: type(v) is list and len(v) == size
+    if op == "$mod":
+        return _mod_test(arg)
+    if op == "$elemMatch":
+        inner = _elem_match_test(arg, deadline)
+        return lambda v: type(v) is list and any(inner(e) for e in v)
+    if op == "$all":
+        if not isinstance(arg, list):
+            raise bad_value("$all needs an array")
+        parts = [_one_element("$elemMatch", item["$elemMatch"], item, deadline)
+                 if isinstance(item, Mapping) and "$elemMatch" in item
+                 else _string_test(compile_regex(item, "", deadline)) if isinstance(item, Regex | re.Pattern)
+                 else _equals(item) for item in arg]
+        return lambda v: bool(parts) and all(part(v) for part in parts)
+    if op == "$not":
+        if isinstance(arg, Regex | re.Pattern):
+            regex_test = _string_test(compile_regex(arg, "", deadline))
+            return lambda v: not regex_test(v)
+        if not isinstance(arg, Mapping) or not arg or not all(str(k).startswith("$") for k in arg):
+            raise bad_value("$not needs a regex or a document")
+        inner_test = _element_test(arg, deadline)
+        return lambda v: not inner_test(v)
+    raise bad_value(f"unknown operator: {op}")
 
 
 # --- conditions and filters ------------------------------------------------------------------------
@@ -434,8 +545,6 @@ def _condition(spec: Any, deadline: Deadline) -> _Condition:
             if op == "$options":
                 if "$regex" not in spec:
                     raise bad_value("$options needs a $regex")
-                continue
-            if op == "$comment":
                 continue
             cands, negated = _operator(op, arg, spec, deadline)
             parts.append((op, arg, cands, negated))
@@ -479,9 +588,7 @@ def _operator(op: str, arg: Any, spec: Mapping[str, Any], deadline: Deadline) ->
             raise bad_value("$not needs a regex or a document")
         inner = _condition(arg, deadline)
         return inner, True
-    if op == "$comment":
-        return (lambda cands: True), False
-    raise bad_value(f"unknown operator: {op}")
+    raise bad_value(f"unknown operator: {op}")  # $comment included: the server reads it at the top only
 
 
 def _truth_of(expression: Callable[[Any], Any]) -> Predicate:
@@ -520,5 +627,7 @@ def _field(path: str, spec: Any, deadline: Deadline) -> Predicate:
 
     def general(doc: Any) -> bool:
         return condition(values(doc))
+    if not _FAST_PATH.get():
+        return general
     parts = [(op, arg, negated, cands([MISSING]), cands) for op, arg, cands, negated in condition.parts]
     return fast_field(path, parts, spec if isinstance(spec, Mapping) else {}, general)

@@ -226,8 +226,10 @@ class _Group(Stage):
         for name, acc in spec.items():
             if name == "_id":
                 continue
-            if not isinstance(acc, Mapping) or len(acc) != 1 or next(iter(acc)) not in _ACCUMULATORS:
+            if not isinstance(acc, Mapping) or len(acc) != 1:
                 raise bad_value(f"the group aggregate field '{name}' must be defined as an expression inside an object")
+            if next(iter(acc)) not in _ACCUMULATORS:
+                raise bad_value(f"unknown group operator '{next(iter(acc))}'")
             (op, expr), = acc.items()
             self.outputs.append((name, _Accumulator(op, compile_expression(expr, deadline))))
         self.groups: dict[Any, tuple[Any, list[list[Any]]]] = {}

@@ -3,8 +3,8 @@
 MongoDB compares values of different types by a canonical type order (MinKey, null, numbers,
 strings, objects, arrays, binary data, ObjectId, booleans, dates, timestamps, regular
 expressions, MaxKey); numbers of every width compare by value (``1 == 1.0 ==
-Decimal128("1")``), NaN sorts below every other number and equals only NaN, and booleans are
-never numbers. ``sort_key`` turns a decoded value into a Python key with exactly that order,
+Decimal128("1")``), NaN sorts above null and below every other number and equals only NaN, and
+booleans are never numbers. ``sort_key`` turns a decoded value into a Python key with exactly that order,
 ``group_key`` into a hashable key with MongoDB's equality (what ``$group`` and ``$addToSet``
 use). ``MISSING`` stands for an absent field (it sorts below null in expressions).
 """
@@ -61,11 +61,11 @@ NUMBER_TYPES = (int, float, Decimal128)
 _EPOCH = datetime(1970, 1, 1)
 _EPOCH_AWARE = datetime(1970, 1, 1, tzinfo=UTC)
 _INT32 = range(-(2 ** 31), 2 ** 31)
-_NAN_KEY = (3, 0, 0)  # NaN: the lowest number, equal only to NaN
 
 # Canonical ranks (bsontypes.h canonicalizeBSONType), spaced as the server spaces them.
 _MINKEY, _MISSING, _NULL, _NUMBER, _STRING, _OBJECT, _ARRAY, _BINARY, _OID, _BOOL, _DATE, _TIMESTAMP, _REGEX, \
     _CODE, _MAXKEY = -1, 0, 5, 10, 15, 20, 25, 30, 35, 40, 45, 47, 50, 60, 127
+_NAN_KEY = (_NUMBER, 0, 0)  # NaN: a number (above null and missing), below every other number, equal only to NaN
 
 
 def is_number(value: Any) -> bool:
