@@ -54,7 +54,8 @@ def _shipments(seed: int) -> list[dict[str, Any]]:
             "carrier": {"code": rng.choice(["DHL", "UPS", "DPD", "GLS"]), "service": "standard"},
             "fee": Decimal128(f"{rng.randint(300, 9000) / 100:.2f}"),
             "booked_at": start + timedelta(minutes=rng.randint(0, 400_000)),
-            "parcels": [{"sku": f"P{rng.randint(1, 999):03d}", "kg": rng.randint(1, 20)} for _ in range(rng.randint(1, 3))],
+            "parcels": [{"sku": f"P{rng.randint(1, 999):03d}", "kg": rng.randint(1, 20)}
+                        for _ in range(rng.randint(1, 3))],
         }
         if i % 100 == 7:
             doc["weight_kg"] = f"{doc['weight_kg']} kg"
