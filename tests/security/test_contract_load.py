@@ -88,3 +88,9 @@ def test_a_reference_within_the_database_still_loads(tmp_path: Path) -> None:
     path.write_text("fields:\n  customer_id: {references: customers.customer.id}\n")
     rule = load_contract(path).rules[0]
     assert (rule.value.collection, rule.value.field) == ("customers", "customer.id")
+
+
+@pytest.mark.parametrize("value", ['{$numberInt: "2147483648"}', '{$binary: {base64: "!!!", subType: "00"}}'])
+def test_an_allowed_value_that_is_invalid_extended_json_is_refused_at_its_line(tmp_path: Path, value: str) -> None:
+    problems = _load(tmp_path, f"fields:\n  code: {{in: [1, {value}]}}\n")
+    assert problems == ["c.yaml:2 fields.code.in: a value of the list is not valid Extended JSON"]
