@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from agent.clock import Clock, SystemClock
 from agent.contracts.compile import compile_contract, stat_key
 from agent.contracts.model import Contract, ContractReport, RuleResult
-from agent.contracts.results import contract_report, lookup_key
+from agent.contracts.results import contract_report, lookup_key, not_checked
 from agent.ejson import decode, filter_key
 from agent.errors import (
     ArgusError,
@@ -183,6 +183,11 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         outcome = "partial"
     if outcome == "succeeded" and state.schema is not None and state.schema.not_profiled():
         outcome = "partial"  # fields the profiler never recorded were never checked either
+    if outcome == "succeeded" and state.declared is not None:
+        missed = not_checked(state.declared, state.recorded())
+        if missed is not None:  # a declared rule that did not run must not read as one that passed
+            outcome = "partial"
+            state.notes.append(missed)
     health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,

@@ -664,7 +664,8 @@ def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
                                    highlight=False)
         return EXIT_FAILED
     if report.outcome == "partial":
-        why = "planned checks went unanswered: see the notes" if report.termination_reason == "concluded" \
+        why = "planned checks went unanswered or declared rules were not checked: see the notes" \
+            if report.termination_reason == "concluded" \
             else report.termination_reason
         Console(stderr=True).print(f"argus: warning: partial audit ({why}): "
                                    f"{len(report.findings)} findings so far", markup=False, highlight=False)
