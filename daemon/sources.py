@@ -120,16 +120,18 @@ class SourceCache:
         self._clients: dict[tuple[str, str], MongoClient[dict[str, Any]]] = {}
 
     def target(self, connection_name: str, connection: Connection, database: str, collection: str, *,
-               max_time_ms: int, where: str = "") -> AuditTarget:
-        """``where`` names the connection's definition in errors (``schedules.yaml:12 connections.prod``)."""
+               max_time_ms: int, where: str = "", deadline: LoadDeadline | None = None) -> AuditTarget:
+        """``where`` names the connection's definition in errors (``schedules.yaml:12 connections.prod``);
+        loading a file stops at ``deadline`` (the run's time budget)."""
         if connection.files is not None:
             path = connection.files.get(collection)
             if path is None:
                 raise DataLoadError(f"connection {connection_name!r} has no file for collection {collection!r}")
-            target = self._file_target(connection_name, path, database, collection, max_time_ms)
+            target = self._file_target(connection_name, path, database, collection, max_time_ms, deadline)
             # a contract's references read the connection's other files, as collections of one database
             target.set_siblings(lambda name: self.target(connection_name, connection, database, name,
-                                                         max_time_ms=max_time_ms, where=where))
+                                                         max_time_ms=max_time_ms, where=where,
+                                                         deadline=deadline))
             return target
         where = where or f"connection {connection_name!r}"
         uri = connection.uri(where).get_secret_value()
@@ -144,7 +146,7 @@ class SourceCache:
         return AuditTarget(client[database][collection], connection_name=connection_name, max_time_ms=max_time_ms)
 
     def _file_target(self, connection_name: str, path: Path, database: str, collection: str,
-                     max_time_ms: int) -> AuditTarget:
+                     max_time_ms: int, deadline: LoadDeadline | None = None) -> AuditTarget:
         try:
             stat = path.stat()
         except OSError as exc:
@@ -154,7 +156,7 @@ class SourceCache:
         with self._lock:
             cached = self._files.get(key)
             if cached is None or cached[0] != version:
-                cached = (version, load_file(path, collection=collection, database=database))
+                cached = (version, load_file(path, collection=collection, database=database, deadline=deadline))
                 self._files[key] = cached
         return AuditTarget(cached[1], connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
 

@@ -141,3 +141,16 @@ def test_invalid_extended_json_is_refused_at_its_line(tmp_path: Path, value: str
     with pytest.raises(DataLoadError) as caught:
         load_file(path)
     assert str(caught.value).startswith(f"{path}:2: not valid Extended JSON: {reason}")
+
+
+def test_a_schedules_file_load_stops_at_the_runs_time_budget(tmp_path: Path) -> None:
+    """The daemon's file connections load through the same reader, within the schedule's budget."""
+    from config.schedules import Connection
+    from daemon.sources import SourceCache
+
+    path = _gzip(tmp_path / "tiny.jsonl.gz", b"{}\n" * 100_000, 5)
+    connection = Connection(files={"tiny": path})
+    expired = LoadDeadline(at=0, budget_s=300, clock=lambda: 1.0)
+    with pytest.raises(DataLoadError, match=r"tiny\.jsonl\.gz: the run's time budget of 300s ran out while loading"):
+        SourceCache().target("demo", connection, "files", "tiny", max_time_ms=1000, deadline=expired)
+    assert SourceCache().target("demo", connection, "files", "tiny", max_time_ms=1000).count_documents({}) == 500_000
