@@ -226,6 +226,29 @@ def _compare(op: str, target: Any) -> _Cands:
 
 # --- other operators -------------------------------------------------------------------------------
 
+def _pcre_anchors(pattern: str) -> str:
+    """``pattern`` with PCRE's ``\\Z`` (the end, or before a final newline) written as ``regex`` reads it:
+    there ``\\Z`` is the very end only, so ``a\\Z`` missed ``"a\\n"``, which the server matches."""
+    if "\\Z" not in pattern:
+        return pattern
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            pair = pattern[i:i + 2]
+            out.append("(?=\\n?\\z)" if pair == "\\Z" and not in_class else pair)
+            i += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 def _python_flags(flags: int) -> int:
     return sum(py_flag for py_flag, flag in _PY_FLAGS if flags & flag)
 
@@ -255,7 +278,7 @@ def compile_regex(pattern: Any, options: Any, deadline: Deadline) -> Callable[[s
     if refused:  # the server compiles with PCRE2: what it refuses, the engine refuses as it does
         raise OperationFailure(f"Regular expression is invalid: {refused}", 51091)
     try:
-        compiled = regex_module.compile(pattern, flags)
+        compiled = regex_module.compile(_pcre_anchors(pattern), flags)
     except (regex_module.error, ValueError, OverflowError) as exc:
         raise OperationFailure(f"Regular expression is invalid: {exc}", 51091) from None
     search = compiled.search
