@@ -126,12 +126,12 @@ def encode(value: Any) -> Any:
 
 _INTEGER = re.compile(r"-?[0-9]+")
 _BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
-_RANGES = {"$numberInt": 32, "$numberLong": 64}
+_RANGES = {"$numberInt": 32}  # a $numberLong beyond 64 bits is the guard's to name
 
 
 def check_wrapper(pairs: list[tuple[str, Any]]) -> None:
     """Raise ValueError for an Extended JSON wrapper pymongo reads without checking: a ``$numberInt``
-    outside 32 bits or a ``$numberLong`` outside 64 (pymongo returns the bare integer), or ``$binary``
+    outside 32 bits (pymongo returns the bare integer), or ``$binary``
     data that is not base64 (pymongo's decoder drops what it cannot read: ``"!!!"`` became ``b''``)."""
     if len(pairs) == 1 and pairs[0][0] in _RANGES:
         key, text = pairs[0]
