@@ -24,8 +24,8 @@ from bson.json_util import JSONMode, JSONOptions
 
 from agent.errors import QueryRefused
 
-__all__ = ["MAX_NESTING", "NestedTooDeep", "bounded", "canonical_key", "decode", "depth_of", "encode", "filter_key",
-           "parse_json"]
+__all__ = ["MAX_NESTING", "NestedTooDeep", "bounded", "canonical_key", "check_wrapper", "decode", "depth_of", "encode",
+           "filter_key", "parse_json"]
 
 # MongoDB refuses documents nested deeper than 100 levels; nothing Argus handles needs more.
 MAX_NESTING = 100
@@ -124,6 +124,36 @@ def encode(value: Any) -> Any:
     return json.loads(json_util.dumps(bounded(value), json_options=_RELAXED))
 
 
+_INTEGER = re.compile(r"-?[0-9]+")
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_RANGES = {"$numberInt": 32}  # a $numberLong beyond 64 bits is the guard's to name
+
+
+def check_wrapper(pairs: list[tuple[str, Any]]) -> None:
+    """Raise ValueError for an Extended JSON wrapper pymongo reads without checking: a ``$numberInt``
+    outside 32 bits (pymongo returns the bare integer), or ``$binary``
+    data that is not base64 (pymongo's decoder drops what it cannot read: ``"!!!"`` became ``b''``)."""
+    if len(pairs) == 1 and pairs[0][0] in _RANGES:
+        key, text = pairs[0]
+        bits = _RANGES[key]
+        if not isinstance(text, str) or not _INTEGER.fullmatch(text) or \
+                not -(2 ** (bits - 1)) <= int(text) < 2 ** (bits - 1):
+            raise ValueError(f"{key} out of range")
+        return
+    keys = dict(pairs)
+    binary = keys.get("$binary")
+    if binary is None:
+        return
+    data = binary.get("base64") if isinstance(binary, Mapping) else binary
+    if not isinstance(data, str) or not _BASE64.fullmatch(data):
+        raise ValueError("$binary data is not base64")
+
+
+def _checked_hook(pairs: list[tuple[str, Any]]) -> Any:
+    check_wrapper(pairs)
+    return json_util.object_pairs_hook(pairs, _RELAXED)
+
+
 def decode(value: Any) -> Any:
     """Return the BSON values an Extended JSON structure describes (``{"$date": ...}`` → datetime).
 
@@ -135,8 +165,8 @@ def decode(value: Any) -> Any:
         raise NestedTooDeep(f"the query is nested deeper than {MAX_NESTING} levels; Argus refuses it unread",
                             operator="nesting")
     try:
-        return json_util.loads(json.dumps(value), json_options=_RELAXED)
-    except (BSONError, ArithmeticError) as exc:  # an $oid of 2 characters, a $numberDecimal of "abc"
+        return json.loads(json.dumps(value), object_pairs_hook=_checked_hook)
+    except (BSONError, ArithmeticError, KeyError) as exc:  # an $oid of 2 characters, a $numberDecimal of "abc"
         raise ValueError(f"not valid Extended JSON ({type(exc).__name__})") from exc
 
 

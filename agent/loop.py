@@ -21,8 +21,8 @@ from pydantic import BaseModel
 from agent.clock import Clock, SystemClock
 from agent.contracts.compile import compile_contract, stat_key
 from agent.contracts.model import Contract, ContractReport, RuleResult
-from agent.contracts.results import contract_report, lookup_key
-from agent.ejson import decode, filter_key
+from agent.contracts.results import contract_report, lookup_key, not_checked
+from agent.ejson import decode, encode, filter_key
 from agent.errors import (
     ArgusError,
     BudgetExhausted,
@@ -32,7 +32,7 @@ from agent.errors import (
     TargetUnavailable,
     ToolError,
 )
-from agent.findings import Finding, WriteFindingInput
+from agent.findings import Category, Finding, Severity, WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
 from agent.health.backfill import backfill
 from agent.health.baseline import anomaly_key, detect, timeline, usual_age
@@ -70,7 +70,7 @@ from agent.tools.registry import ActionName
 from agent.tools.target import AuditTarget
 from agent.tools.window import open_window
 from agent.tools.write_finding import candidate_from
-from agent.window import Window
+from agent.window import AuditWindow, Window, unusable_filters
 
 __all__ = ["AuditObserver", "run_audit"]
 
@@ -183,6 +183,11 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         outcome = "partial"
     if outcome == "succeeded" and state.schema is not None and state.schema.not_profiled():
         outcome = "partial"  # fields the profiler never recorded were never checked either
+    if outcome == "succeeded" and state.declared is not None:
+        missed = not_checked(state.declared, state.recorded())
+        if missed is not None:  # a declared rule that did not run must not read as one that passed
+            outcome = "partial"
+            state.notes.append(missed)
     health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
@@ -204,9 +209,31 @@ def _open_window(state: AgentState, target: AuditTarget, now: Any) -> str | None
     except ArgusError as exc:
         return f"the audit's window could not be opened: {exc}"
     state.notes += notes
+    for finding in _unusable_findings(state.window, target):
+        state.findings.upsert(finding)
     log.info("window_opened", field=state.window.field, documents=state.window.documents,
              indexed=state.window.indexed)
     return None
+
+
+def _unusable_findings(window: AuditWindow, target: AuditTarget) -> list[Finding]:
+    """A finding on the window's own field for the documents no window holds (missing, or not a date):
+    a scoped run never audits them, so a rule on that field would pass without seeing them."""
+    size = max(target.ledger.collection_size or 0, 1)
+    missing, other = unusable_filters(window.field)
+    kind = "an ObjectId" if window.field == "_id" else "a date"
+    out = []
+    for count, category, query, what in ((window.missing, Category.NULL_RATE, missing, f"lack {window.field}"),
+                                         (window.not_dates, Category.TYPE_MISMATCH, other,
+                                          f"hold a value of {window.field} that is not {kind}")):
+        if count:
+            out.append(Finding(field=window.field, category=category, severity=Severity.HIGH, confirmed=True,
+                               description=f"{count:,} of {size:,} documents {what}: they are in no window of "
+                                           f"this scoped audit, so no scoped run ever audits them",
+                               hypothesis="the scope field is not written (or not as a date) by every writer",
+                               evidence_query=encode(query), affected_count=count,
+                               affected_pct=round(min(count / size, 1.0), 6)))
+    return out
 
 
 def _check_ru_budget(target: AuditTarget, budget: float | None) -> None:

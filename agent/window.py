@@ -14,7 +14,7 @@ from typing import Any
 from bson import ObjectId
 from pydantic import BaseModel, Field
 
-__all__ = ["AuditWindow", "Window", "window_filter"]
+__all__ = ["AuditWindow", "Window", "unusable_filters", "window_filter"]
 
 
 class Window(BaseModel):
@@ -35,6 +35,10 @@ class AuditWindow(Window):
     documents: int = Field(description="documents in the window (the scoped count)")
     indexed: bool | None = Field(description="an index leads with the field, so a pass reads only the window's "
                                              "documents; None when the server refused listIndexes")
+    missing: int | None = Field(None, description="documents of the collection without the field (or null): in no "
+                                                 "window, never audited by a scoped run; None: not counted")
+    not_dates: int | None = Field(None, description="documents whose field holds no date (no ObjectId for _id): "
+                                                   "in no window either; None: not counted")
 
     @property
     def key(self) -> str:
@@ -47,3 +51,10 @@ def window_filter(field: str, since: datetime) -> dict[str, Any]:
     if field == "_id":
         return {"_id": {"$gte": ObjectId.from_datetime(since)}}
     return {field: {"$gte": since}}
+
+
+def unusable_filters(field: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The documents no window of ``field`` can hold: without it (or null), and holding another type
+    than the window compares (a date; an ObjectId for ``_id``): ``"yesterday"`` is in no window."""
+    kind = "objectId" if field == "_id" else "date"
+    return {field: None}, {field: {"$exists": True, "$ne": None, "$not": {"$type": kind}}}

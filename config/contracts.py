@@ -356,11 +356,17 @@ def _bound(value: Any, loc: tuple[Any, ...], problems: Problems) -> Bound | None
 def _reference(value: Any, loc: tuple[Any, ...], problems: Problems) -> Reference | None:
     if isinstance(value, Mapping) and isinstance(value.get("collection"), str) and isinstance(value.get("field"), str):
         collection, path = value["collection"], value["field"]
+        shown = collection
     elif isinstance(value, str) and "." in value.strip(". "):
         collection, _, path = value.partition(".")
+        shown = value
     else:
         problems.add(loc, "references is collection.field, e.g. customers.customer_id (or {collection: ..., "
                           "field: ...} when the collection's name holds a dot)")
+        return None
+    if _elsewhere(collection, path):
+        problems.add(loc, f"{shown!r} names a system collection or another database: references stay within the "
+                          f"audited database (collection.field, e.g. customers.customer_id)")
         return None
     try:
         check_field_path(path)
@@ -371,6 +377,17 @@ def _reference(value: Any, loc: tuple[Any, ...], problems: Problems) -> Referenc
         problems.add(loc, f"{collection!r} is not a collection Argus may read")
         return None
     return Reference(collection, path)
+
+
+_DATABASES = ("admin", "local", "config")  # MongoDB's own databases: never a collection a contract means
+
+
+def _elsewhere(collection: str, path: str) -> bool:
+    """Whether a reference reaches past the audited database: a ``system.*`` collection anywhere in the
+    name (``admin.system.users`` reads as collection ``admin``, field ``system.users``) or a qualifier
+    naming one of MongoDB's own databases (``admin.users``, ``{collection: local.oplog.rs}``)."""
+    names = collection.split(".")
+    return "system" in names or path.startswith("system.") or names[0] in _DATABASES
 
 
 def severity_of(value: Any, loc: tuple[Any, ...], problems: Problems) -> Severity | None:

@@ -184,6 +184,7 @@ def _parse(file: Path, text: str) -> tuple[yaml.Node | None, Any]:
         node = loader.get_single_node()
         if node is not None:
             _check_size(file, node)
+            _check_keys(file, node)
             return node, loader.construct_document(node)
         return None, None
     except yaml.MarkedYAMLError as exc:
@@ -198,6 +199,41 @@ def _parse(file: Path, text: str) -> tuple[yaml.Node | None, Any]:
         raise TooManyValues(file, exc.line) from None
     finally:
         loader.dispose()
+
+
+_NULL = "tag:yaml.org,2002:null"
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _check_keys(file: Path, root: yaml.Node) -> None:
+    """A key given twice in one mapping, or a null key, is an error at its line: YAML's loader keeps
+    the last of two equal keys (the first declaration is dropped without a word) and reads ``~:`` as
+    a key named None."""
+    problems: list[str] = []
+    stack: list[tuple[yaml.Node, tuple[Any, ...]]] = [(root, ())]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[tuple[str, str], int] = {}
+            for key, value in node.value:
+                line = key.start_mark.line + 1
+                if not isinstance(key, yaml.ScalarNode) or key.tag == _MERGE:
+                    stack.append((value, path))
+                    continue
+                if key.tag == _NULL:
+                    problems.append(f"{file}:{line} {where(path)}: a key is null ({key.value or 'empty'}); "
+                                    f"give it a name")
+                elif (key.tag, key.value) in seen:
+                    problems.append(f"{file}:{line} {where((*path, key.value))}: given twice in one mapping "
+                                    f"(first at line {seen[(key.tag, key.value)]}); YAML would keep only this "
+                                    f"one: merge the two or remove one")
+                else:
+                    seen[(key.tag, key.value)] = line
+                stack.append((value, (*path, key.value)))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((item, (*path, i)) for i, item in enumerate(node.value))
+    if problems:
+        raise YamlError(sorted(problems, key=problem_order))
 
 
 def _check_size(file: Path, root: yaml.Node) -> None:

@@ -42,6 +42,7 @@ from daemon.alerts.sender import AlertSender
 from daemon.cli_output import FormatOption, OutputFormat, age, emit, option_problems, stdout_console
 from daemon.contracts_cli import register as register_contract_commands
 from daemon.exit_codes import ExitCode, audit_help
+from daemon.files.reader import LoadDeadline
 from daemon.http import parse_listen
 from daemon.incidents.cli import register as register_incident_commands
 from daemon.logs import configure_logging
@@ -207,7 +208,10 @@ def audit(
         raise _fail(f"invalid option {option_problems(exc)}") from None
     except ValueError as exc:
         raise _fail(f"invalid option: {exc}") from None
-    target = _target(file, uri, database, collection, options.max_time_ms)
+    loading = LoadDeadline.after(options.time_budget_s)
+    target = _target(file, uri, database, collection, options.max_time_ms, loading)
+    # Loading a file counted against the budget: the audit gets what is left of it.
+    options = options.model_copy(update={"time_budget_s": max(round(loading.at - loading.clock(), 2), 0.01)})
     contract = _contract(contract_file, target.name)
     console = Console(stderr=True)
     # Predictable: a plain `argus audit` stores only when a history database is configured, never
@@ -288,7 +292,7 @@ def _scope(options: AuditOptions, since: str | None, field: str | None, full_eve
 
 
 def _target(files: list[Path] | None, uri: str | None, database: str | None, collection: str | None,
-            max_time_ms: int) -> AuditTarget:
+            max_time_ms: int, deadline: LoadDeadline | None = None) -> AuditTarget:
     if (not files) == (uri is None):
         raise _fail("give exactly one of --file PATH or --uri URI")
     try:
@@ -297,7 +301,8 @@ def _target(files: list[Path] | None, uri: str | None, database: str | None, col
                 def progress(name: str) -> Any:
                     return stack.enter_context(LoadProgress(Console(stderr=True), name))
 
-                return load_files(files, collection=collection, max_time_ms=max_time_ms, progress=progress)
+                return load_files(files, collection=collection, max_time_ms=max_time_ms, progress=progress,
+                                  deadline=deadline)
         assert uri is not None
         source = "ARGUS_MONGODB_URI" if os.environ.get("ARGUS_MONGODB_URI") == uri else "--uri"
         if not database or not collection:
@@ -659,7 +664,8 @@ def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
                                    highlight=False)
         return EXIT_FAILED
     if report.outcome == "partial":
-        why = "planned checks went unanswered: see the notes" if report.termination_reason == "concluded" \
+        why = "planned checks went unanswered or declared rules were not checked: see the notes" \
+            if report.termination_reason == "concluded" \
             else report.termination_reason
         Console(stderr=True).print(f"argus: warning: partial audit ({why}): "
                                    f"{len(report.findings)} findings so far", markup=False, highlight=False)

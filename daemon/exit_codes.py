@@ -45,12 +45,14 @@ _MEANINGS: dict[ExitCode, tuple[str, str]] = {
         "a usage or configuration error (bad file, bad option, missing model settings): one line on stderr, no "
         "traceback; `argus run` also stores the run as failed"),
     ExitCode.PARTIAL: (
-        "partial audit (a time, iteration or LLM budget ran out, it was interrupted, a planned check went "
-        "unanswered, or some fields were not profiled; the report keeps what it found)",
+        "partial audit (a time, iteration or LLM budget ran out, it was interrupted, a planned check or a "
+        "contract rule went unchecked, or some fields were not profiled; the report keeps what it found)",
         "partial audit: a time, iteration or LLM budget ran out, it was interrupted, a planned check went "
         "unanswered (refused by the server, timed out, or not asked within the budgets; the report's notes name "
-        "them), or some fields were not profiled (more than 2,000 field paths, or nested deeper than 20 levels); "
-        "the report keeps what it found, but not everything was checked, so it never passes as clean"),
+        "them), a contract's rule was left unchecked or matched no document (a misspelled field; not for a field "
+        "declared `required: false`), or some fields were not profiled (more than 2,000 field paths, or nested "
+        "deeper than 20 levels); the report keeps what it found, but not everything was checked, so it never "
+        "passes as clean"),
     ExitCode.FAILED: (
         "failed audit (the database became unreachable or the planner broke)",
         "failed audit: the database became unreachable or the planner broke (the report says why)"),

@@ -38,6 +38,7 @@ from agent.state import AgentState
 from config.schedules import ResolvedSchedule, ScheduleSet
 from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
+from daemon.files.reader import LoadDeadline
 from daemon.metrics import Metrics
 from daemon.sources import SourceCache
 from daemon.spool import Spool, storable
@@ -269,9 +270,12 @@ class ScheduleRunner:
     def _audit_or_fail(self, schedules: ScheduleSet, schedule: ResolvedSchedule, progress: Progress) -> AuditReport:
         options = schedule.settings.audit_options()
         try:
+            loading = LoadDeadline.after(options.time_budget_s, self.clock.monotonic)
             target = self.sources.target(schedule.connection, schedules.connections[schedule.connection],
                                          schedule.database, schedule.collection, max_time_ms=options.max_time_ms,
-                                         where=schedules.connection_where(schedule.connection))
+                                         where=schedules.connection_where(schedule.connection), deadline=loading)
+            # Loading a file (or a reload after it changed) counted against the run's budget.
+            options = options.model_copy(update={"time_budget_s": max(round(loading.at - loading.clock(), 2), 0.01)})
             context = None
             try:
                 context = self.store.history(CollectionRef(schedule.connection, schedule.database, schedule.collection),

@@ -24,31 +24,34 @@ from agent.tools.target import AuditTarget
 from config.schedules import Connection
 from config.settings import check_mongodb_uri
 from daemon.files import load_file
+from daemon.files.reader import LoadDeadline
 
 __all__ = ["SourceCache", "load_files", "load_jsonl", "load_path", "open_uri"]
 
 
 def load_path(path: str | Path, *, collection: str | None = None, database: str = "files",
               connection_name: str = "file", max_time_ms: int = 10_000,
-              progress: Callable[[int, int], None] | None = None) -> AuditTarget:
+              progress: Callable[[int, int], None] | None = None, deadline: LoadDeadline | None = None) -> AuditTarget:
     """Load a file (or a mongodump folder) into the in-process engine and return it as a target.
 
     The collection is named by a dump's metadata or after the file (``orders.jsonl.gz`` →
     ``orders``) unless ``collection`` is given. Errors name the file and the line or byte offset.
     """
-    coll = load_file(path, collection=collection, database=database, progress=progress)
+    coll = load_file(path, collection=collection, database=database, progress=progress, deadline=deadline)
     return AuditTarget(coll, connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
 
 
 def load_files(paths: list[Path], *, collection: str | None = None, database: str = "files",
                connection_name: str = "file", max_time_ms: int = 10_000,
-               progress: Callable[[str], Callable[[int, int], None] | None] | None = None) -> AuditTarget:
+               progress: Callable[[str], Callable[[int, int], None] | None] | None = None,
+               deadline: LoadDeadline | None = None) -> AuditTarget:
     """The first file audited, every other loaded beside it as a collection of the same database,
     named after its file: where a contract's ``references`` look values up. ``collection`` names the
-    first; ``progress(file name)`` gives each load's progress callback."""
+    first; ``progress(file name)`` gives each load's progress callback; every load stops at ``deadline``."""
     def load(path: Path, name: str | None) -> AuditTarget:
         return load_path(path, collection=name, database=database, connection_name=connection_name,
-                         max_time_ms=max_time_ms, progress=progress(path.name) if progress else None)
+                         max_time_ms=max_time_ms, progress=progress(path.name) if progress else None,
+                         deadline=deadline)
 
     target = load(paths[0], collection)
     others = {t.name: t for t in (load(p, None) for p in paths[1:])}
@@ -117,16 +120,18 @@ class SourceCache:
         self._clients: dict[tuple[str, str], MongoClient[dict[str, Any]]] = {}
 
     def target(self, connection_name: str, connection: Connection, database: str, collection: str, *,
-               max_time_ms: int, where: str = "") -> AuditTarget:
-        """``where`` names the connection's definition in errors (``schedules.yaml:12 connections.prod``)."""
+               max_time_ms: int, where: str = "", deadline: LoadDeadline | None = None) -> AuditTarget:
+        """``where`` names the connection's definition in errors (``schedules.yaml:12 connections.prod``);
+        loading a file stops at ``deadline`` (the run's time budget)."""
         if connection.files is not None:
             path = connection.files.get(collection)
             if path is None:
                 raise DataLoadError(f"connection {connection_name!r} has no file for collection {collection!r}")
-            target = self._file_target(connection_name, path, database, collection, max_time_ms)
+            target = self._file_target(connection_name, path, database, collection, max_time_ms, deadline)
             # a contract's references read the connection's other files, as collections of one database
             target.set_siblings(lambda name: self.target(connection_name, connection, database, name,
-                                                         max_time_ms=max_time_ms, where=where))
+                                                         max_time_ms=max_time_ms, where=where,
+                                                         deadline=deadline))
             return target
         where = where or f"connection {connection_name!r}"
         uri = connection.uri(where).get_secret_value()
@@ -141,7 +146,7 @@ class SourceCache:
         return AuditTarget(client[database][collection], connection_name=connection_name, max_time_ms=max_time_ms)
 
     def _file_target(self, connection_name: str, path: Path, database: str, collection: str,
-                     max_time_ms: int) -> AuditTarget:
+                     max_time_ms: int, deadline: LoadDeadline | None = None) -> AuditTarget:
         try:
             stat = path.stat()
         except OSError as exc:
@@ -151,7 +156,7 @@ class SourceCache:
         with self._lock:
             cached = self._files.get(key)
             if cached is None or cached[0] != version:
-                cached = (version, load_file(path, collection=collection, database=database))
+                cached = (version, load_file(path, collection=collection, database=database, deadline=deadline))
                 self._files[key] = cached
         return AuditTarget(cached[1], connection_name=connection_name, max_time_ms=max_time_ms, in_memory=True)
 

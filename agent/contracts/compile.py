@@ -25,7 +25,7 @@ freshness       ``{field: {$gte: now - max_age}}`` must match something
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -60,6 +60,7 @@ class DeclaredCheck:
     scope: dict[str, Any] | None = None
     expected: dict[str, Any] | None = None
     stat: dict[str, Any] | None = None
+    presence: dict[str, Any] | None = None  # documents holding the field: none, and the rule is unmatched
 
     @property
     def violation_key(self) -> str | None:
@@ -83,12 +84,14 @@ class Declared:
     arrays: frozenset[str] = frozenset()  # sampled paths holding arrays (conditions inside are per element)
     checks: list[DeclaredCheck] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    sampled: tuple[str, ...] = ()          # the field paths the sample showed (for did-you-mean)
+    optional: frozenset[str] = frozenset()  # fields declared ``required: false``: no document may hold them
 
     def counts(self) -> list[dict[str, Any]]:
-        """Filters to count in the first pass: violations and scopes (each once)."""
+        """Filters to count in the first pass: violations, scopes and presences (each once)."""
         out: dict[str, dict[str, Any]] = {}
         for check in self.checks:
-            for query in (check.violation, check.scope, check.expected):
+            for query in (check.violation, check.scope, check.expected, check.presence):
                 if query is not None:
                     out.setdefault(filter_key(encode(query)), query)
         return list(out.values())
@@ -110,8 +113,9 @@ def compile_contract(contract: Contract, schema: SchemaSampleResult, now: dateti
     """The contract's checks against this collection's sample; rules on paths the sample did not
     show become warnings (the rule is still checked: a required field nobody writes is broken)."""
     arrays = array_paths(schema.fields)
-    declared = Declared(contract=contract, now=now, arrays=arrays)
     sampled = [f.path for f in schema.fields]
+    optional = frozenset(r.field for r in contract.rules if r.kind == "required" and r.value is False)
+    declared = Declared(contract=contract, now=now, arrays=arrays, sampled=tuple(sampled), optional=optional)
     scalar_arrays = {f.path for f in schema.fields if f.path in arrays and f.arrays is not None}
     warned: set[str] = set()
     if contract.collection is not None and contract.collection != schema.collection:
@@ -127,7 +131,8 @@ def compile_contract(contract: Contract, schema: SchemaSampleResult, now: dateti
                 close = difflib.get_close_matches(path, sampled, n=1)
                 declared.warnings.append(
                     f"{rule.source}:{rule.line} {path}: no sampled document has this field"
-                    + (f" (did you mean {close[0]!r}?)" if close else "") + "; its rules are checked all the same")
+                    + (f" (did you mean {close[0]!r}?)" if close else "") + "; its rules are checked all the same, "
+                    "and a rule no document can break is reported unmatched")
         declared.checks.append(_check(rule, now, arrays, scalar_arrays))
     return declared
 
@@ -147,7 +152,18 @@ def _scoped(rule: Rule, condition: dict[str, Any], arrays: frozenset[str]) -> di
     return per_element(query, arrays) if arrays else query
 
 
+# Rules that a document without the field cannot break: on a field no document holds they pass vacuously.
+_VACUOUS = ("type", "in", "min", "max", "format", "pattern", "max_length", "unique", "references")
+
+
 def _check(rule: Rule, now: datetime, arrays: frozenset[str], scalar_arrays: set[str]) -> DeclaredCheck:
+    check = _queries(rule, now, arrays, scalar_arrays)
+    if rule.kind in _VACUOUS:
+        return replace(check, presence={rule.field: {"$exists": True}})
+    return check
+
+
+def _queries(rule: Rule, now: datetime, arrays: frozenset[str], scalar_arrays: set[str]) -> DeclaredCheck:
     path, kind, value = rule.field, rule.kind, rule.value
     where = decode(rule.where) if rule.where else None
 

@@ -197,7 +197,8 @@ class Contract:
         return [r for r in self.rules if r.field == path and r.category == category]
 
 
-RuleOutcome = Literal["passed", "failed", "unchecked"]
+# unmatched: no document holds the rule's field, so nothing could break it (a misspelled field, most often)
+RuleOutcome = Literal["passed", "failed", "unchecked", "unmatched"]
 
 
 class RuleResult(BaseModel):
@@ -233,4 +234,6 @@ class ContractReport(BaseModel):
                  f"{self.count('failed')} failed"]
         if self.count("unchecked"):
             parts.append(f"{self.count('unchecked')} not checked")
+        if self.count("unmatched"):
+            parts.append(f"{self.count('unmatched')} unmatched (no document holds the field)")
         return ", ".join(parts)

@@ -8,6 +8,7 @@ them read the same verdicts, whichever planner it was.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,8 @@ from agent.ejson import decode, encode, filter_key
 from agent.findings import Finding
 from agent.tools.models import LookupResult, StatsResult
 
-__all__ = ["Recorded", "Verdict", "contract_report", "group_evidence", "grouped", "lookup_key", "verdicts"]
+__all__ = ["Recorded", "Verdict", "contract_report", "group_evidence", "grouped", "lookup_key", "not_checked",
+           "verdicts"]
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,15 @@ def _count(recorded: Recorded, query: dict[str, Any] | None) -> int | None:
 
 
 def _verdict(declared: Declared, check: DeclaredCheck, recorded: Recorded) -> Verdict:
+    if check.presence is not None and _count(recorded, check.presence) == 0:
+        path = check.rule.field
+        close = difflib.get_close_matches(path, declared.sampled, n=1)
+        return Verdict(check, "unmatched", detail=f"no document holds {path}, so nothing could break the rule"
+                                                  + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return _decided(declared, check, recorded)
+
+
+def _decided(declared: Declared, check: DeclaredCheck, recorded: Recorded) -> Verdict:
     rule = check.rule
     kind = rule.kind
     not_counted = "not counted: the database engine refused the query or the run ended before it"
@@ -154,6 +165,23 @@ def _references(declared: Declared, check: DeclaredCheck, recorded: Recorded) ->
     evidence = declared.scoped(rule, {rule.field: {"$in": [decode(v) for v in found.missing]}})
     return Verdict(check, "failed", _count(recorded, evidence),
                    f"{len(found.missing):,} values name no {target.collection} document; {how}{capped}", evidence)
+
+
+def not_checked(declared: Declared, recorded: Recorded) -> str | None:
+    """Why the run cannot pass as clean for its contract, or None: a rule left unchecked, or unmatched on
+    a field not declared optional (``required: false``), is a check that did not run."""
+    missed = [v for v in verdicts(declared, recorded)
+              if v.result == "unchecked" or (v.result == "unmatched" and v.rule.field not in declared.optional)]
+    if not missed:
+        return None
+    by_reason: dict[str, list[str]] = {}
+    for v in missed:
+        reason = "no document holds the field" if v.result == "unmatched" else v.detail or "not checked"
+        by_reason.setdefault(reason, []).append(f"{v.rule.field} {v.rule.kind} (line {v.rule.line})")
+    named = "; ".join(f"{', '.join(rules[:5])}{f' and {len(rules) - 5:,} more' if len(rules) > 5 else ''}: {reason}"
+                      for reason, rules in sorted(by_reason.items()))
+    return (f"{len(missed):,} declared rule(s) of {declared.contract.source} were not checked, so the run is partial "
+            f"and passes none of them: {named}")
 
 
 def grouped(failed: Iterable[Verdict]) -> dict[tuple[str, str], list[Verdict]]:

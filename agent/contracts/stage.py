@@ -28,7 +28,7 @@ from agent.findings import Category, Severity
 from agent.planners.base import Planner
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
-from agent.tools.models import CountManyResult
+from agent.tools.models import COUNT_MANY_MAX, CountManyResult
 from agent.tools.profiling import values_at
 
 __all__ = ["DeclaredFirst"]
@@ -129,13 +129,16 @@ class DeclaredFirst:
         stats = list(action.action_input.get("stats") or [])
         examples = any(q.get("examples_of") for q in queries)
         if self._phase == _COUNTS and queries and not stats and not examples:
-            extra_q, extra_s, self._phase = self._count_items(declared), [], _STATS
+            extra_q, extra_s, following = self._count_items(declared), [], _STATS
         elif self._phase == _STATS and stats and not queries:
-            extra_q, extra_s, self._phase = [], declared.stats(), _LOOKUPS
+            extra_q, extra_s, following = [], declared.stats(), _LOOKUPS
         elif self._phase == _EVIDENCE and queries and examples and not stats:
-            extra_q, extra_s, self._phase = self._evidence_items(declared, state), [], _WRITES
+            extra_q, extra_s, following = self._evidence_items(declared, state), [], _WRITES
         else:
             return None
+        if len(queries) + len(extra_q) > COUNT_MANY_MAX or len(stats) + len(extra_s) > COUNT_MANY_MAX:
+            return None  # too many to ride along: the phase runs alone, in passes of its own
+        self._phase = following
         self._split = (len(queries), len(stats))
         why = "; with the contract's declared checks"
         return action.model_copy(update={"action_input": {**action.action_input, "queries": queries + extra_q,
@@ -178,10 +181,14 @@ class DeclaredFirst:
 
     @staticmethod
     def _batch(queries: list[dict[str, Any]], stats: list[dict[str, Any]], why: str) -> list[AgentAction]:
-        if not queries and not stats:
-            return []
-        return [AgentAction(action="count_many", reasoning=why, proposed_by="contract",
-                            action_input={"queries": queries, "stats": stats})]
+        """One pass, or as many as a pass's limit (``COUNT_MANY_MAX`` queries and statistics) needs: a
+        contract of thousands of rules is checked in several passes, never refused as one."""
+        passes = max(-(-len(queries) // COUNT_MANY_MAX), -(-len(stats) // COUNT_MANY_MAX))
+        return [AgentAction(action="count_many", proposed_by="contract",
+                            reasoning=why + (f" (pass {i + 1} of {passes})" if passes > 1 else ""),
+                            action_input={"queries": queries[i * COUNT_MANY_MAX:(i + 1) * COUNT_MANY_MAX],
+                                          "stats": stats[i * COUNT_MANY_MAX:(i + 1) * COUNT_MANY_MAX]})
+                for i in range(passes)]
 
     @staticmethod
     def _count_items(declared: Declared) -> list[dict[str, Any]]:

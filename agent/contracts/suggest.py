@@ -14,6 +14,7 @@ the evidence it was drawn from.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -51,6 +52,7 @@ class DraftRule:
     rule: Rule
     evidence: str                          # what it was drawn from, as a comment
     broken: int = 0                        # documents that break it today
+    shape_share: float | None = None       # pattern and format: the sampled share of the shape it came from
 
 
 @dataclass
@@ -101,6 +103,29 @@ def _value(rule: Rule) -> str:
     return json.dumps(value)
 
 
+def _plural(n: int, word: str, plural: str | None = None) -> str:
+    """``1 value``, ``5 values``: a count with its noun."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def _value_set_evidence(kept: list[str], held: list[dict[str, Any]], pairs: list[tuple[str, int]],
+                        typos: Collection[str]) -> str:
+    """``the 5 values the whole collection holds``, or ``5 of the 6 ...`` with what was left out and why:
+    a rare variant (a typo, by the enum check) or a value that is no string."""
+    others = [item for item in held if not isinstance(item["value"], str)]
+    if not typos and not others:
+        return f"the {_plural(len(kept), 'value')} the whole collection holds"
+    said = f"{len(kept):,} of the {_plural(len(held), 'value')} the whole collection holds"
+    if typos:
+        left = sum(n for v, n in pairs if v in typos)
+        said += f"; {_plural(len(typos), 'rare variant')} ({_plural(left, 'document')}) left out"
+    if others:
+        left = sum(int(item["count"]) for item in others)
+        said += f"; {_plural(len(others), 'value')} that {'is' if len(others) == 1 else 'are'} no string " \
+                f"({_plural(left, 'document')}) left out"
+    return said
+
+
 def _comment(d: DraftRule, documents: int) -> str:
     if d.broken:
         return f"BROKEN TODAY: {d.broken:,} documents ({d.broken / max(documents, 1):.2%}) break it; {d.evidence}"
@@ -134,6 +159,11 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
               if v.result == "failed"}
     for d in rules:  # declarations (required: false) have no verdict: nothing to break
         d.broken = broken.get((d.rule.field, d.rule.kind), 0)
+        if d.rule.kind in ("pattern", "format") and not d.broken and d.shape_share is not None \
+                and d.shape_share < 1:
+            # Nothing breaks it, so every value matches: the share was of one narrower shape the rule widens.
+            d.evidence = (f"no document breaks it; drawn from the {d.shape_share:.1%} of sampled values of one "
+                          f"shape, widened to take the others")
     draft.rules = rules
     draft.passes = (1 if measured else 0) + (1 if counted else 0)
     return draft
@@ -205,13 +235,12 @@ def _field_rules(f: FieldStats, sample: SchemaSampleResult, stats: dict[str, Any
                 + ("; no value repeats in the whole collection" if shared == 0 else "; its name says it is a key"))
     counts = stats.get(stat_key({"field": f.path, "operation": "value_counts", "limit": ENUM_VALUES}))
     if counts is not None and counts.error is None and not counts.capped and isinstance(counts.value, list):
-        pairs = [(item["value"], item["count"]) for item in counts.value if isinstance(item["value"], str)]
+        held = [item for item in counts.value if item["value"] is not None]  # nulls are required's business
+        pairs = [(item["value"], item["count"]) for item in held if isinstance(item["value"], str)]
         typos = enum_violations(pairs, path=f.path)
         kept = sorted(v for v, _ in pairs if v not in typos)
         if kept and (privacy == "full" or not any(identifier_like(v) for v in kept)):
-            left = sum(n for v, n in pairs if v in typos)
-            add("in", kept, f"the {len(kept)} values the whole collection holds"
-                + (f"; {len(typos)} rare variants ({left:,} documents) left out" if typos else ""))
+            add("in", kept, _value_set_evidence(kept, held, pairs, typos))
     if f.numeric is not None and family is not None and family[0] == "number" and f.numeric.count >= 20:
         if hints.bounds is not None:
             low, high = hints.bounds
@@ -239,4 +268,6 @@ def _field_rules(f: FieldStats, sample: SchemaSampleResult, stats: dict[str, Any
                 add("format", known, evidence)
             elif privacy != "strict" or "[" in fmt.regex:
                 add("pattern", fmt.regex, evidence)
+            if out and out[-1].rule.kind in ("format", "pattern"):
+                out[-1].shape_share = fmt.share
     return out

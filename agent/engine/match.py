@@ -53,6 +53,7 @@ from agent.engine.values import (
     sort_key,
     type_code,
 )
+from agent.pcre import pcre2_problem
 
 __all__ = ["Predicate", "bad_value", "compile_filter", "compile_regex", "general_path", "path_values", "truthy"]
 
@@ -251,6 +252,10 @@ def _compare_test(op: str, target: Any) -> _Test:
 
 # --- other operators -------------------------------------------------------------------------------
 
+def _python_flags(flags: int) -> int:
+    return sum(py_flag for py_flag, flag in _PY_FLAGS if flags & flag)
+
+
 def compile_regex(pattern: Any, options: Any, deadline: Deadline) -> Callable[[str], bool]:
     """``search`` of a MongoDB regular expression on one string, bounded by the read's deadline."""
     flags = 0
@@ -272,6 +277,9 @@ def compile_regex(pattern: Any, options: Any, deadline: Deadline) -> Callable[[s
         if letter not in _REGEX_FLAGS:
             raise bad_value(f"invalid flag in regex options: {letter}")
         flags |= _REGEX_FLAGS[letter]
+    refused = pcre2_problem(pattern, _python_flags(flags))
+    if refused:  # the server compiles with PCRE2: what it refuses, the engine refuses as it does
+        raise OperationFailure(f"Regular expression is invalid: {refused}", 51091)
     try:
         compiled = regex_module.compile(translate(pattern), flags)
     except (regex_module.error, ValueError, OverflowError) as exc:

@@ -27,6 +27,7 @@ from agent.llm.prompts.digest import compact_json, field_line
 from agent.llm.tools import strip_fence
 from agent.privacy import Masker, categorical_values
 from agent.state import AgentAction, AgentState, EvaluationRecord, RuleResult, Verdict
+from agent.text import clean
 
 __all__ = ["FindingReview", "LayeredGate", "RunReview"]
 
@@ -90,7 +91,7 @@ def _parse(text: str) -> tuple[Verdict, str]:
     if verdict not in ("PASS", "WARN", "FAIL"):
         raise ValueError("the verdict was not PASS, WARN or FAIL")
     critique = data.get("critique", "")
-    return verdict, critique if isinstance(critique, str) else ""  # type: ignore[return-value]
+    return verdict, clean(critique) if isinstance(critique, str) else ""  # type: ignore[return-value]
 
 
 class FindingReview:

@@ -27,6 +27,7 @@ import time
 from typing import TYPE_CHECKING
 
 from agent.errors import ArgusError, BudgetExhausted
+from agent.text import clean
 
 if TYPE_CHECKING:
     import openai
@@ -85,7 +86,7 @@ _REFUSAL_WORDS = ("validation", "not supported", "unsupported", "does not suppor
 
 
 def _clean(text: str) -> str:
-    text = _TRACEBACK.split(str(text), maxsplit=1)[0]  # a server's stack trace is noise in a note
+    text = _TRACEBACK.split(clean(str(text)), maxsplit=1)[0]  # a server's stack trace is noise in a note
     short = _PYDANTIC_MSG.search(text)
     if short is not None and "validation error" in text:
         loc = re.search(r"'loc': \(([^)]*)\)", text)

@@ -24,6 +24,7 @@ from agent.ejson import MAX_NESTING, NestedTooDeep, parse_json
 from agent.llm.client import Completion
 from agent.privacy import Masker
 from agent.state import AgentAction
+from agent.text import clean
 from agent.tools.registry import TOOLS
 
 __all__ = ["ANSWER_CHARS", "InvalidAnswer", "action_from", "answer_schema", "masked_answer", "response_format",
@@ -212,7 +213,17 @@ def _from_text(content: str) -> AgentAction:
 
 
 def action_from(completion: Completion) -> AgentAction:
-    """The action in a completion: its first tool call, else a tool call or JSON object in its text."""
+    """The action in a completion: its first tool call, else a tool call or JSON object in its text.
+    Every string of it is cleaned of unpaired surrogates (``agent.text``), the refusal's words too."""
+    try:
+        action = _action_from(completion)
+    except InvalidAnswer as exc:
+        raise InvalidAnswer(clean(str(exc))) from None
+    return action.model_copy(update={"action": clean(action.action), "reasoning": clean(action.reasoning),
+                                     "action_input": clean(action.action_input)})
+
+
+def _action_from(completion: Completion) -> AgentAction:
     content = (completion.content or "").strip()
     if completion.tool_calls:
         call = completion.tool_calls[0]
@@ -247,5 +258,5 @@ def masked_answer(completion: Completion, masker: Masker) -> str:
         text = completion.content or ""
     if masker.mode != "full":
         text = _LITERAL.sub(_mask_literal, text)
-    text = " ".join(text.split())
+    text = clean(" ".join(text.split()))
     return text if len(text) <= ANSWER_CHARS else text[:ANSWER_CHARS] + "…"

@@ -33,6 +33,7 @@ from functools import lru_cache
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import TypeVar
 
+from agent.pcre import pcre2_problem
 from agent.tools.regex_syntax import (
     Alt,
     Assertion,
@@ -103,6 +104,9 @@ def regex_problem(pattern: str, flags: int = 0) -> str | None:
         sre_parse.parse(pattern, flags)
     except (re.error, OverflowError, RecursionError, ValueError) as exc:
         return f"the pattern is not a valid regular expression ({getattr(exc, 'msg', type(exc).__name__)})"
+    server = pcre2_problem(pattern, flags & (re.IGNORECASE | re.MULTILINE | re.DOTALL | re.VERBOSE))
+    if server:
+        return server
     try:
         tree = parse(pattern, ignore_case=bool(flags & re.IGNORECASE), verbose=bool(flags & re.VERBOSE))
         _judge(tree)

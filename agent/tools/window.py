@@ -14,7 +14,7 @@ from bson import ObjectId
 from agent.errors import ArgusError
 from agent.options import ScopeOptions
 from agent.tools.target import AuditTarget
-from agent.window import AuditWindow, window_filter
+from agent.window import AuditWindow, unusable_filters, window_filter
 
 __all__ = ["open_window"]
 
@@ -40,5 +40,29 @@ def open_window(target: AuditTarget, scope: ScopeOptions, now: datetime) -> tupl
     if documents == 0 and (target.ledger.collection_size or 0) > 0:
         notes.append(f"no document has {field} in the window (since {since:%Y-%m-%d %H:%M} UTC): "
                      f"nothing was audited; is {field} a date?")
-    window = AuditWindow(field=field, since=since, span_s=scope.since_s, documents=documents, indexed=indexed)
+    missing, not_dates = _unusable(target, field)
+    if missing is None or not_dates is None:
+        notes.append(f"the documents without a usable {field} (missing or not a date) could not be counted: a "
+                     f"scoped run never audits them")
+    elif missing or not_dates:
+        kind = "an ObjectId" if field == "_id" else "a date"
+        parts = [f"{missing:,} lack {field}" if missing else "",
+                 f"{not_dates:,} hold a value of {field} that is not {kind}" if not_dates else ""]
+        notes.append(f"{' and '.join(p for p in parts if p)} (of {target.ledger.collection_size or 0:,} documents): "
+                     f"they are in no window, so no scoped run audits them; see the finding on {field}")
+    window = AuditWindow(field=field, since=since, span_s=scope.since_s, documents=documents, indexed=indexed,
+                         missing=missing, not_dates=not_dates)
     return window, notes
+
+
+def _unusable(target: AuditTarget, field: str) -> tuple[int | None, int | None]:
+    """Documents of the whole collection without ``field``, and with a value no window compares; None
+    when the server refused or timed out the count (the note says so, the run goes on)."""
+    whole = target.whole_collection()
+    counts: list[int | None] = []
+    for query in unusable_filters(field):
+        try:
+            counts.append(whole.count_documents(query))
+        except ArgusError:
+            counts.append(None)
+    return counts[0], counts[1]

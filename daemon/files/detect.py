@@ -32,13 +32,16 @@ def looks_like_bson(head: bytes) -> bool:
     if len(head) < 5:
         return False
     (length,) = struct.unpack_from("<i", head)
-    if length < 5 or length > _MAX_BSON:
+    if length < 0 or length > _MAX_BSON:
         return False
-    if length == 5:
-        return head[4] == 0
+    if length == 5 and head[4] == 0:
+        return True
     if head[4] not in _BSON_TYPES:
         return False
-    return length > len(head) or head[length - 1] == 0
+    # A type byte, then a field name ending in NUL: BSON shape even when the length or the terminator
+    # is wrong, which the BSON reader then names at its offset (JSON or UTF-16 text never starts so).
+    name_end = head.find(b"\x00", 5, 5 + 1024)
+    return name_end > 5 or (name_end == 5 and length >= 5) or length > len(head) or head[length - 1] == 0
 
 
 def describe_encoding(data: bytes) -> str:

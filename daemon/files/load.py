@@ -19,7 +19,7 @@ from typing import Any
 from agent.engine import DocumentStore, MemoryCollection
 from agent.engine.values import group_key
 from agent.errors import DataLoadError
-from daemon.files.reader import Progress, open_stream, read_documents
+from daemon.files.reader import LoadDeadline, Progress, open_stream, read_documents
 
 __all__ = ["MEMORY_SHARE", "collection_name", "default_memory_budget", "load_file"]
 
@@ -85,9 +85,10 @@ def _metadata(bson_file: Path) -> dict[str, Any]:
 
 def load_file(path: str | Path, *, collection: str | None = None, database: str = "files",
               progress: Callable[[int, int], None] | None = None,
-              max_bytes: int | None = None) -> MemoryCollection:
+              max_bytes: int | None = None, deadline: LoadDeadline | None = None) -> MemoryCollection:
     """The documents of ``path`` as a collection. ``progress(bytes_read, file_size)`` is called as the
-    file is read; ``max_bytes`` caps the documents kept (default: ``default_memory_budget()``)."""
+    file is read; ``max_bytes`` caps the documents kept (default: ``default_memory_budget()``); past
+    ``deadline`` (the run's time budget) the load stops with a ``DataLoadError``."""
     file = Path(path)
     if file.is_dir():
         file = _dump_file(file, collection)
@@ -104,7 +105,7 @@ def load_file(path: str | Path, *, collection: str | None = None, database: str 
     report: Progress | None = (lambda done: progress(done, size)) if progress is not None else None
     store = DocumentStore()
     ids: set[int] = set()
-    for place, doc, encoded in read_documents(file, report):
+    for place, doc, encoded in read_documents(file, report, deadline=deadline):
         if "_id" in doc:
             _check_unique(ids, doc["_id"], place, store)
         store.append(encoded)

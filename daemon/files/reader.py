@@ -17,8 +17,10 @@ import gzip
 import json
 import re
 import struct
+import time
 import zlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -28,17 +30,18 @@ from bson.codec_options import DatetimeConversion
 from bson.errors import BSONError
 from bson.json_util import JSONOptions
 
-from agent.ejson import MAX_NESTING, depth_of
+from agent.ejson import MAX_NESTING, check_wrapper, depth_of
 from agent.engine.store import CODEC
 from agent.errors import DataLoadError
 from daemon.files.detect import GZIP_MAGIC, Layout, describe_encoding, sniff
 
-__all__ = ["Progress", "open_stream", "read_documents"]
+__all__ = ["MAX_DOCUMENT", "LoadDeadline", "Progress", "open_stream", "read_documents"]
 
 # Canonical-or-relaxed input as mongoexport writes it; dates outside years 1-9999 stay DatetimeMS.
 _FILE_JSON = JSONOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
 _CHUNK = 1 << 20
-_MAX_PENDING = 17 * (1 << 20)  # a document larger than the server's 16 MiB limit is an error, not a refill
+MAX_DOCUMENT = 16 * (1 << 20)  # MongoDB's document limit (BSON bytes)
+_MAX_PENDING = MAX_DOCUMENT + _CHUNK  # text of a document not ended by then is past the limit, not refilled
 _SPACE = re.compile(r"[ \t\r\n]*")
 Progress = Callable[[int], None]  # bytes of the file read so far
 
@@ -49,11 +52,31 @@ _VALUE_REASONS = {
     "$numberLong": "a $numberLong must be an integer written as a string, within 64 bits",
     "$numberInt": "a $numberInt must be an integer written as a string, within 32 bits",
     "$numberDouble": "a $numberDouble must be a number written as a string",
-    "$binary": "a $binary must hold base64 data and a subtype",
+    "$binary": "a $binary must hold base64 data (A-Z, a-z, 0-9, + and /, padded with =) and a subtype",
     "$uuid": "a $uuid must be 32 hexadecimal digits, hyphens allowed",
     "$regularExpression": "a $regularExpression must hold a pattern and options",
     "$timestamp": "a $timestamp must hold t and i as integers",
 }
+
+
+@dataclass(frozen=True)
+class LoadDeadline:
+    """When reading a file must stop: loading counts against the run's time budget, so a gzip bomb or a
+    file of a hundred million tiny documents ends at the budget, not hours later. ``clock`` is
+    injected (tests pass one that has already run out)."""
+
+    at: float
+    budget_s: float
+    clock: Callable[[], float] = time.monotonic
+
+    @classmethod
+    def after(cls, budget_s: float, clock: Callable[[], float] = time.monotonic) -> LoadDeadline:
+        return cls(at=clock() + budget_s, budget_s=budget_s, clock=clock)
+
+    def check(self, path: Path, where: str) -> None:
+        if self.clock() >= self.at:
+            raise DataLoadError(f"{path}: the run's time budget of {self.budget_s:g}s ran out while loading the file "
+                                f"({where}); audit a part of it, or give a longer --time-budget")
 
 
 class _BadValue(Exception):
@@ -64,6 +87,7 @@ class _BadValue(Exception):
 
 def _hook(pairs: list[tuple[str, Any]]) -> Any:
     try:
+        check_wrapper(pairs)
         return json_util.object_pairs_hook(pairs, _FILE_JSON)
     except (ValueError, TypeError, KeyError, BSONError, ArithmeticError, OverflowError) as exc:
         key = next((k for k, _ in pairs if k.startswith("$")), "")
@@ -123,8 +147,11 @@ class _Counting:
         self.close()
 
 
-def read_documents(path: Path, progress: Progress | None = None) -> Iterator[tuple[str, dict[str, Any], bytes]]:
-    """Every document of ``path``: its place (for messages), the decoded document and its BSON."""
+def read_documents(path: Path, progress: Progress | None = None, *,
+                   deadline: LoadDeadline | None = None) -> Iterator[tuple[str, dict[str, Any], bytes]]:
+    """Every document of ``path``: its place (for messages), the decoded document and its BSON. Past
+    ``deadline`` the read stops with a ``DataLoadError`` (checked at every chunk of text and every
+    document of BSON)."""
     try:
         stream, zipped = open_stream(path, progress)
     except OSError as exc:
@@ -140,9 +167,9 @@ def read_documents(path: Path, progress: Progress | None = None) -> Iterator[tup
             raise DataLoadError(f"{label}: cannot be read: the content is {layout}")
         try:
             if layout is Layout.BSON:
-                yield from _bson_documents(stream, path)
+                yield from _bson_documents(stream, path, deadline)
             else:
-                yield from _json_documents(stream, path, head, array=layout is Layout.JSON_ARRAY)
+                yield from _json_documents(stream, path, head, array=layout is Layout.JSON_ARRAY, deadline=deadline)
         except (OSError, EOFError, zlib.error) as exc:
             if not zipped:
                 raise DataLoadError(f"{path}: could not be read: {exc}") from None
@@ -166,9 +193,10 @@ def _peek(stream: Any) -> bytes:
 class _Text:
     """UTF-8 text read a chunk at a time, with the line and column of any position in it."""
 
-    def __init__(self, stream: IO[bytes], path: Path, head: bytes) -> None:
-        self._stream, self._path, self._head = stream, path, head
+    def __init__(self, stream: IO[bytes], path: Path, head: bytes, deadline: LoadDeadline | None) -> None:
+        self._stream, self._path, self._head, self._deadline = stream, path, head, deadline
         self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self.path = path
         self.buf = ""
         self.eof = False
         self.line = 1          # the line of buf[0]
@@ -181,6 +209,8 @@ class _Text:
         """Read the next chunk into ``buf``; False at the end of the file."""
         if self.eof:
             return False
+        if self._deadline is not None:
+            self._deadline.check(self._path, f"at line {self.line + self.buf.count(chr(10))}")
         data = self._stream.read(_CHUNK)
         if self._first:
             self._first = False
@@ -224,9 +254,9 @@ class _Text:
         self._seen = (0, 0)
 
 
-def _json_documents(stream: IO[bytes], path: Path, head: bytes, *,
-                    array: bool) -> Iterator[tuple[str, dict[str, Any], bytes]]:
-    text = _Text(stream, path, head)
+def _json_documents(stream: IO[bytes], path: Path, head: bytes, *, array: bool,
+                    deadline: LoadDeadline | None) -> Iterator[tuple[str, dict[str, Any], bytes]]:
+    text = _Text(stream, path, head, deadline)
     text.more()
     pos = _skip(text, 0)
     if array:
@@ -239,6 +269,10 @@ def _json_documents(stream: IO[bytes], path: Path, head: bytes, *,
         line, _ = text.place(pos)
         try:
             doc, end = _decode_one(text, pos)
+        except _TooLong:
+            raise DataLoadError(f"{path}:{line}: the document that starts on this line runs past "
+                                f"{_MAX_PENDING // (1 << 20)} MiB of text without ending: it is past MongoDB's 16 MiB "
+                                "document limit") from None
         except _BadValue as exc:
             raise DataLoadError(f"{path}:{line}: not valid Extended JSON: {exc.reason}") from None
         except json.JSONDecodeError as exc:
@@ -274,19 +308,41 @@ def _json_documents(stream: IO[bytes], path: Path, head: bytes, *,
             pos = 0
 
 
+class _TooLong(Exception):
+    pass
+
+
 def _decode_one(text: _Text, pos: int) -> tuple[Any, int]:
+    """The document starting at ``pos``, reading more text while it is cut short; a document whose
+    text has not ended within ``_MAX_PENDING`` characters raises ``_TooLong``, unread further."""
     while True:
         try:
             return _DECODER.raw_decode(text.buf, pos)
-        except json.JSONDecodeError:
-            if text.eof or len(text.buf) - pos > _MAX_PENDING or not text.more():
-                return _DECODER.raw_decode(text.buf, pos)
+        except json.JSONDecodeError as exc:
+            if len(text.buf) - pos > _MAX_PENDING:
+                if exc.msg.startswith("Unterminated string") or exc.pos >= len(text.buf) - 16:
+                    raise _TooLong() from None  # the text ran out, not a wrong character
+                raise
+            if text.eof or not text.more():
+                raise
 
 
 def _skip(text: _Text, pos: int) -> int:
+    """The position of the next non-space character; space read through is forgotten as it is read
+    (a gzip of 2 GiB of spaces is never held whole), and a line of spaces past the document limit
+    is refused at its line."""
     while True:
         pos = _SPACE.match(text.buf, pos).end()  # type: ignore[union-attr]
-        if pos < len(text.buf) or not text.more():
+        if pos < len(text.buf):
+            return pos
+        line, column = text.place(pos)
+        if column > _MAX_PENDING:
+            raise DataLoadError(f"{text.path}:{line}: the line runs past {_MAX_PENDING // (1 << 20)} MiB (of "
+                                "spaces) without ending: past MongoDB's 16 MiB document limit")
+        if pos:
+            text.drop(pos)
+            pos = 0
+        if not text.more():
             return pos
 
 
@@ -302,22 +358,37 @@ def encode_document(doc: dict[str, Any], place: str, raw: str = "", start: int =
             and depth_of(doc) > MAX_NESTING:
         raise DataLoadError(f"{place}: the document is nested deeper than {MAX_NESTING} levels, MongoDB's limit")
     try:
-        return bson.encode(doc, codec_options=CODEC)
+        data = bson.encode(doc, codec_options=CODEC)
     except OverflowError:
         raise DataLoadError(f"{place}: an integer does not fit in 64 bits, MongoDB's largest integer") from None
     except bson.errors.InvalidDocument as exc:
-        reason = "a field name holds a NUL character" if "NUL" in str(exc) or "null" in str(exc).lower() \
-            else f"it cannot be stored as BSON ({type(exc).__name__})"
-        raise DataLoadError(f"{place}: {reason}") from None
+        raise DataLoadError(f"{place}: {_unstorable(str(exc))}") from None
     except (RecursionError, ValueError, TypeError) as exc:
         raise DataLoadError(f"{place}: it cannot be stored as BSON ({type(exc).__name__})") from None
+    if len(data) > MAX_DOCUMENT:
+        raise DataLoadError(f"{place}: the document takes {len(data) / (1 << 20):,.1f} MiB as BSON, past MongoDB's "
+                            "16 MiB document limit")
+    return data
+
+
+def _unstorable(message: str) -> str:
+    """What pymongo's InvalidDocument says, in words that name the part (never its value)."""
+    lowered = message.lower()
+    if "regex" in lowered and ("null" in lowered or "nul" in lowered):
+        return "a $regex pattern (or its options) holds a NUL character, which BSON cannot store"
+    if "key" in lowered and ("null" in lowered or "nul" in lowered):
+        return "a field name holds a NUL character"
+    return "it cannot be stored as BSON (InvalidDocument)"
 
 
 # --- BSON ----------------------------------------------------------------------------------------------
 
-def _bson_documents(stream: IO[bytes], path: Path) -> Iterator[tuple[str, dict[str, Any], bytes]]:
+def _bson_documents(stream: IO[bytes], path: Path,
+                    deadline: LoadDeadline | None) -> Iterator[tuple[str, dict[str, Any], bytes]]:
     offset = 0
     while True:
+        if deadline is not None:
+            deadline.check(path, f"at byte offset {offset}")
         size_bytes = _read_exactly(stream, 4)
         if not size_bytes:
             return
@@ -332,14 +403,50 @@ def _bson_documents(stream: IO[bytes], path: Path) -> Iterator[tuple[str, dict[s
             raise DataLoadError(f"{place}: the file ends {size - 4 - len(body)} bytes before the document does: "
                                 "the dump is cut short")
         data = size_bytes + body
+        if data[-1] != 0:
+            raise DataLoadError(f"{place}: its declared length of {size} bytes ends at byte offset "
+                                f"{offset + size - 1}, which holds 0x{data[-1]:02X}, not the 0x00 that ends a BSON "
+                                f"document: the length is wrong or the document is damaged")
         try:
             doc = bson.decode(data, CODEC)
         except (BSONError, ValueError, OverflowError, RecursionError) as exc:
-            raise DataLoadError(f"{place}: not a valid BSON document ({type(exc).__name__})") from None
+            fits = _content_length(data)
+            if fits is not None:
+                raise DataLoadError(f"{place}: its elements end at byte offset {offset + fits - 1} (a document of "
+                                    f"{fits} bytes) but its length says {size} bytes: the length is wrong") from None
+            raise DataLoadError(f"{place}: not a valid BSON document ({_bson_reason(exc)})") from None
         if depth_of(doc) > MAX_NESTING:
             raise DataLoadError(f"{place}: the document is nested deeper than {MAX_NESTING} levels, MongoDB's limit")
         yield place, doc, data
         offset += size
+
+
+def _content_length(data: bytes, tries: int = 1000) -> int | None:
+    """The length at which ``data``'s elements make a valid document, when its declared length is
+    wrong (a dump written by a broken tool): the first terminator that closes a readable document."""
+    for end in range(5, len(data)):
+        if data[end - 1] != 0:
+            continue
+        tries -= 1
+        if tries < 0:
+            return None
+        try:
+            bson.decode(struct.pack("<i", end) + data[4:end], CODEC)
+        except (BSONError, ValueError, OverflowError, RecursionError):
+            continue
+        return end
+    return None
+
+
+def _bson_reason(exc: BaseException) -> str:
+    """pymongo's reason for an unreadable document, when it names the structure (never a value)."""
+    text = str(exc)
+    known = ("bad eoo", "invalid object length", "invalid object size", "objsize too large", "invalid length",
+             "bad string length", "invalid string length", "no c-string terminator", "not a valid type")
+    for phrase in known:
+        if phrase in text.lower():
+            return f"{type(exc).__name__}: {phrase}"
+    return type(exc).__name__
 
 
 def _read_exactly(stream: IO[bytes], n: int) -> bytes:

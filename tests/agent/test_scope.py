@@ -18,6 +18,7 @@ from agent.options import AuditOptions, ScopeOptions
 from agent.planners.heuristic import HeuristicPlanner
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
+from agent.window import unusable_filters
 from tests.conftest import RecordingCollection
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -107,8 +108,10 @@ def test_every_read_carries_the_window_first(coll: Any) -> None:
     window = {"created_at": {"$gte": NOW - timedelta(days=1)}}
 
     reads = [(name, args) for name, args in recording.reads if name in ("aggregate", "count_documents", "find")]
-    assert len(reads) >= 4
-    for name, args in reads[1:]:  # the first counts the window itself
+    assert len(reads) >= 6
+    # the first counts the window itself; the next two the documents no window holds (the whole collection's)
+    assert [args[0] for _, args in reads[1:3]] == list(unusable_filters("created_at"))
+    for name, args in reads[3:]:
         if name == "aggregate":
             assert args[0][0] == {"$match": window}, args[0][:1]
         else:
@@ -119,9 +122,13 @@ def test_the_cost_follows_the_window_when_an_index_leads_with_its_field(coll: An
     report = _audit(coll, ScopeOptions(field="created_at", since_s=DAY))
     cost = report.database_cost
 
+    # The two counts of the documents no window holds read the whole collection (4,000), on every run.
     passes = [op for op in cost.operations if op.full_pass]
-    assert passes and all(op.documents_examined == 1000 for op in passes)
-    assert cost.documents_examined == 1000 * len(passes) + report.documents_sampled
+    whole = [op for op in passes if op.documents_examined == 4000]
+    assert len(whole) == 2 and all(op.kind == "count_documents" for op in whole)
+    windowed = [op for op in passes if op not in whole]
+    assert windowed and all(op.documents_examined == 1000 for op in windowed)
+    assert cost.documents_examined == 1000 * len(windowed) + 8000 + report.documents_sampled
 
 
 def test_without_an_index_on_the_field_each_pass_still_reads_the_collection_and_the_report_says_so() -> None:
@@ -143,3 +150,29 @@ def test_a_scope_without_a_field_on_a_collection_without_object_ids_fails_saying
     assert report.outcome == "failed"
     assert report.error == ("the audit's window could not be opened: scope needs a field: _id here is a int, not an "
                             "ObjectId with a creation time; name a date field (scope: {field: created_at, since: 24h})")
+
+
+def test_documents_no_window_can_hold_are_counted_noted_and_reported_on_the_scope_field() -> None:
+    """100 documents without ``updated`` and 100 holding the string "yesterday" are in no window: a rule on
+    ``updated`` never saw them. Each scoped run says how many, with a finding on the field itself."""
+    from agent.engine import MemoryCollection
+
+    docs: list[dict[str, Any]] = [{"_id": i, "status": "paid", "updated": NOW - timedelta(days=i % 60)}
+                                  for i in range(200, 2000)]
+    docs += [{"_id": i, "status": "paid"} for i in range(100)]
+    docs += [{"_id": i, "status": "paid", "updated": "yesterday"} for i in range(100, 200)]
+    report = _audit(MemoryCollection.of(docs), ScopeOptions(field="updated", since_s=30 * DAY))
+
+    assert report.window is not None and (report.window.missing, report.window.not_dates) == (100, 100)
+    assert ("100 lack updated and 100 hold a value of updated that is not a date (of 2,000 documents): they are in "
+            "no window, so no scoped run audits them; see the finding on updated") in report.notes
+    found = {(f.field, f.category.value): (f.affected_count, f.evidence_query, f.window) for f in report.findings}
+    assert found[("updated", "null_rate")] == (100, {"updated": None}, None)
+    assert found[("updated", "type_mismatch")] == (
+        100, {"updated": {"$exists": True, "$ne": None, "$not": {"$type": "date"}}}, None)
+
+
+def test_a_scoped_run_whose_documents_all_hold_a_date_says_none_is_left_out(coll: Any) -> None:
+    report = _audit(coll, ScopeOptions(field="created_at", since_s=DAY))
+    assert report.window is not None and (report.window.missing, report.window.not_dates) == (0, 0)
+    assert not [f for f in report.findings if f.field == "created_at"]

@@ -73,3 +73,43 @@ def test_an_optional_field_is_drafted_as_a_declaration_beside_counted_rules(tmp_
     assert drafted.exit_code == 0, drafted.output
     assert "  email:\n    type: string" in drafted.stdout
     assert "    required: false  # missing or null in" in drafted.stdout
+
+
+def _drafted(tmp_path: Path, docs: list[dict[str, Any]]) -> str:
+    drafted = CliRunner().invoke(app, ["contract", "suggest", "--file", str(_write(tmp_path / "t.jsonl", docs))])
+    assert drafted.exit_code == 0, drafted.output
+    return drafted.stdout
+
+
+def _line(text: str, start: str) -> str:
+    return next(line.strip() for line in text.splitlines() if line.strip().startswith(start))
+
+
+def test_a_value_set_counts_what_the_collection_holds_and_says_what_it_left_out(tmp_path: Path) -> None:
+    """Once: 'the 5 values the whole collection holds' of a field holding 6, and '1 rare variants'."""
+    rng = random.Random(5)
+    docs: list[dict[str, Any]] = [{"status": rng.choice(["paid", "shipped", "pending", "cancelled", "refunded"]),
+                                   "kind": "only", "grade": rng.choice(["a", "b", "c", "d", "e"])}
+                                  for _ in range(1000)]
+    for i in (5, 77, 300):
+        docs[i]["status"] = "shiped"
+    for d in docs[::200]:
+        d["grade"] = 7
+    text = _drafted(tmp_path, docs)
+    assert _line(text, 'in: ["cancelled"').endswith(
+        "5 of the 6 values the whole collection holds; 1 rare variant (3 documents) left out")
+    assert _line(text, 'in: ["only"]') == 'in: ["only"]  # the 1 value the whole collection holds'
+    assert _line(text, 'in: ["a"').endswith(
+        "5 of the 6 values the whole collection holds; 1 value that is no string (5 documents) left out")
+
+
+def test_a_pattern_nothing_breaks_is_not_annotated_as_a_share_of_the_values(tmp_path: Path) -> None:
+    """Once: '98.5% of the sampled values have this shape' on a pattern widened to take every value."""
+    rng = random.Random(5)
+    docs: list[dict[str, Any]] = [{"sku": f"SKU-{rng.randrange(10 ** 5):05d}"} for _ in range(1000)]
+    for d in docs[::70]:
+        d["sku"] = f"SKU-{rng.randrange(10 ** 6):06d}"  # 15 of 1,000 with six digits
+    line = _line(_drafted(tmp_path, docs), "pattern:")
+    assert "BROKEN TODAY" not in line
+    assert line.endswith("# no document breaks it; drawn from the 98.5% of sampled values of one shape, widened to "
+                         "take the others")

@@ -109,6 +109,23 @@ def test_regex_options() -> None:
     assert _ids(docs, {"s": {"$regex": "a b c # letters", "$options": "x"}}) == [2, 3]
 
 
+@pytest.mark.parametrize("pattern", [r"(?<=a+)b", r"\u00e9", r"(?a)\w"])
+def test_a_regex_pcre2_refuses_is_refused_as_the_server_refuses_it(pattern: str) -> None:
+    """The engine's `regex` module takes these; MongoDB's PCRE2 answers error 51091."""
+    from pymongo.errors import OperationFailure
+
+    with pytest.raises(OperationFailure, match="Regular expression is invalid: the server's engine") as caught:
+        _ids([{"_id": 1, "s": "ab"}], {"s": {"$regex": pattern}})
+    assert caught.value.code == 51091
+
+
+def test_a_regex_end_anchor_reads_as_pcre2_reads_it() -> None:
+    """PCRE2's \\Z matches at the end or before a final newline (Python's only at the very end)."""
+    docs = [{"_id": 1, "s": "ab"}, {"_id": 2, "s": "ab\n"}, {"_id": 3, "s": "ab\n\n"}, {"_id": 4, "s": "a\\Z"}]
+    assert _ids(docs, {"s": {"$regex": "b\\Z"}}) == [1, 2]
+    assert _ids(docs, {"s": {"$regex": "a\\\\Z"}}) == [4]  # an escaped backslash, then the letter
+
+
 def test_dates_compare_by_instant_whatever_their_zone_or_range() -> None:
     docs = [{"_id": 1, "t": datetime(2024, 1, 1, 12)}, {"_id": 2, "t": DatetimeMS(-10 ** 15)},
             {"_id": 3, "t": "2024-01-02"}]
