@@ -48,7 +48,16 @@ from pymongo.collection import Collection
 
 from agent.errors import ArgusError, EngineFault, QueryRejected, QueryTimeout, TargetUnavailable, ToolError
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
-from agent.tools.compat import ServerRefusals, has_type_alias, operators_in, refuses_type_alias, with_type_codes
+from agent.tools.compat import (
+    NOT_BY_SUBTRACTION,
+    ServerRefusals,
+    complement_split,
+    has_type_alias,
+    named_operators,
+    operators_in,
+    refuses_type_alias,
+    with_type_codes,
+)
 from agent.tools.guard import check_filter, check_pipeline
 from agent.tools.sampling import draw_in_memory, random_points
 
@@ -254,12 +263,26 @@ class AuditTarget:
         return self._reshaped(query, send)
 
     def count_documents(self, query: Mapping[str, Any]) -> int:
+        """The documents ``query`` matches (in the window, if scoped). On a server that refuses ``$not``,
+        a filter with one ``$not`` on a field is counted as ``count(Q) - count(Q AND P)``, noted once."""
         def send(_: Any) -> int:
             sent = self._filter(query)
             return self._call("count_documents", not is_selective(query),
                               lambda limit_ms: int(self._collection.count_documents(sent, maxTimeMS=limit_ms)),
                               query=sent)
-        return self._reshaped(query, send)
+        split = complement_split(query)
+        if split is not None and self.refusals.refuses("$not"):
+            return self._by_subtraction(*split)
+        try:
+            return self._reshaped(query, send)
+        except QueryRejected as exc:
+            if split is None or "$not" not in named_operators(exc):
+                raise
+            self.refusals.learn("$not", NOT_BY_SUBTRACTION)
+            return self._by_subtraction(*split)
+
+    def _by_subtraction(self, positive: dict[str, Any], negated: dict[str, Any]) -> int:
+        return self.count_documents(positive) - self.count_documents(negated)
 
     def aggregate(self, pipeline: list[dict[str, Any]], *, full_pass: bool | None = None) -> list[Any]:
         """``full_pass`` overrides the ledger's judgement (a bucketing of an ``_id`` range still reads it all)."""
