@@ -7,6 +7,8 @@ Hierarchy::
     ├── ToolError                 a tool call failed but the audit can go on (bad query, timeout)
     │   └── QueryTimeout          the server stopped the query at its maxTimeMS
     ├── TargetUnavailable         the database cannot be reached; the audit cannot go on
+    ├── EngineFault               the in-process engine raised where a server would have answered
+                                  (a bug of Argus's, not a refusal); the audit fails
     ├── DataLoadError             an Extended JSON file could not be read (names file and line)
     └── BudgetExhausted           a run budget other than iterations and time (LLM tokens, USD)
                                   is spent; the run ends as partial
@@ -21,6 +23,7 @@ __all__ = [
     "ArgusError",
     "BudgetExhausted",
     "DataLoadError",
+    "EngineFault",
     "QueryRefused",
     "QueryRejected",
     "QueryTimeout",
@@ -62,6 +65,12 @@ class QueryTimeout(ToolError):
 
 class TargetUnavailable(ArgusError):
     """The audited database cannot be reached; the run is recorded as failed."""
+
+
+class EngineFault(ArgusError):
+    """An exception raised inside the in-process engine (``agent.engine``): not a refusal a server
+    would give, but a bug. Counting on would report a run whose checks the engine never answered,
+    so the run is recorded as failed; the message names the operation and the exception's type only."""
 
 
 class DataLoadError(ArgusError):

@@ -26,6 +26,7 @@ from agent.ejson import decode, encode, filter_key
 from agent.errors import (
     ArgusError,
     BudgetExhausted,
+    EngineFault,
     QueryRefused,
     QueryRejected,
     QueryTimeout,
@@ -188,7 +189,13 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         if missed is not None:  # a declared rule that did not run must not read as one that passed
             outcome = "partial"
             state.notes.append(missed)
-    health, health_notes = _health_or_note(state, target, clock) if outcome != "failed" else (None, [])
+    health: HealthSnapshot | None = None
+    health_notes: list[str] = []
+    if outcome != "failed":
+        try:
+            health, health_notes = _health_or_note(state, target, clock)
+        except EngineFault as exc:
+            outcome, reason, error = "failed", "error", str(exc)
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
@@ -303,7 +310,7 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
             result = lookup_references(target, params)
         else:  # pragma: no cover - the registry lists exactly these read tools
             raise ToolError(f"{name} is not a read tool")
-    except TargetUnavailable as exc:
+    except (TargetUnavailable, EngineFault) as exc:
         raise _Stop("error", str(exc)) from exc
     except (ToolError, QueryRefused) as exc:
         if isinstance(params, CountManyInput):  # every check of the batch went unanswered
@@ -372,6 +379,8 @@ def _health_or_note(state: AgentState, target: AuditTarget,
     """Health is measured after the audit proper: whatever breaks it leaves the audit's report whole."""
     try:
         return _health(state, target, clock)
+    except EngineFault:
+        raise
     except Exception as exc:
         log.warning("health_failed", error=type(exc).__name__)
         return None, [f"collection health was not measured: {type(exc).__name__}"]
@@ -573,7 +582,7 @@ def _counted_alone(state: AgentState, target: AuditTarget, candidate: Finding) -
     what = f"{candidate.field} {candidate.category.value}"
     try:
         alone = target.count_documents(decode(candidate.evidence_query))
-    except TargetUnavailable as exc:
+    except (TargetUnavailable, EngineFault) as exc:
         raise _Stop("error", str(exc)) from exc
     except (ToolError, QueryRefused, ValueError, TypeError) as exc:
         state.notes.append(f"the evidence query of {what} could not be counted on its own ({type(exc).__name__}): "

@@ -64,7 +64,7 @@ def _target(name: str, docs: list[dict[str, Any]], size: int) -> AuditTarget:
             batch = []
     if batch:
         coll.insert_many(batch)
-    return AuditTarget(coll, connection_name="bench")
+    return AuditTarget(coll, connection_name="bench", in_memory=True)  # mongomock: no server to ask
 
 
 def _largest(target: AuditTarget, steps: int) -> tuple[int, int, str]:

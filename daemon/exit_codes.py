@@ -54,8 +54,9 @@ _MEANINGS: dict[ExitCode, tuple[str, str]] = {
         "deeper than 20 levels); the report keeps what it found, but not everything was checked, so it never "
         "passes as clean"),
     ExitCode.FAILED: (
-        "failed audit (the database became unreachable or the planner broke)",
-        "failed audit: the database became unreachable or the planner broke (the report says why)"),
+        "failed audit (the database became unreachable, the planner broke, or the in-process engine failed)",
+        "failed audit: the database became unreachable, the planner broke, or the in-process engine raised an "
+        "internal error instead of answering (a bug, never counted as a server's refusal; the report says why)"),
     ExitCode.INTERRUPTED: (
         "stopped by Ctrl-C",
         "a command in the foreground was stopped by Ctrl-C (SIGINT), as shells count 128 + 2: `argus audit` and "

@@ -1,4 +1,5 @@
-"""Shared fixtures: real in-memory collections (mongomock) as audit targets."""
+"""Shared fixtures: audit targets on the in-process engine (``agent.engine``) that ``argus audit --file``
+runs on, a real PostgreSQL, a local OpenAI-compatible server."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import mongomock
 import pytest
+from bson import ObjectId
 
+from agent.engine import DocumentStore, MemoryCollection
 from agent.tools.target import AuditTarget
 
 _names = itertools.count()
@@ -41,7 +43,7 @@ def _fresh_logging() -> Any:
 
 
 class RecordingCollection:
-    """A real mongomock collection that also records each read: its keyword arguments (``calls``)
+    """A real collection (the in-process engine's) that also records each read: its keyword arguments (``calls``)
     and what it asked (``reads``: the filter or pipeline)."""
 
     def __init__(self, inner: Any) -> None:
@@ -95,18 +97,20 @@ class RecordingCollection:
         return _Cursor()
 
 
+def memory_collection(docs: Iterable[dict[str, Any]], name: str | None = None, *, database: str = "testdb",
+                      indexes: Iterable[str] = ()) -> MemoryCollection:
+    """``docs`` in the in-process engine, as a server holds them once inserted: each without an ``_id``
+    gets an ObjectId (the driver's insert adds one), in the order given; ``indexes`` names fields that
+    lead an index (``list_indexes`` reports them; no answer changes)."""
+    stored = [d if "_id" in d else {"_id": ObjectId(), **d} for d in docs]
+    return MemoryCollection(DocumentStore.of(stored), name=name or f"c{next(_names)}", database=database,
+                            indexes=[{field: 1} for field in indexes])
+
+
 @pytest.fixture
 def make_collection() -> Callable[..., Any]:
-    """A fresh in-memory collection holding ``docs``."""
-
-    def make(docs: Iterable[dict[str, Any]], name: str | None = None) -> Any:
-        coll = mongomock.MongoClient()["testdb"][name or f"c{next(_names)}"]
-        docs = list(docs)
-        if docs:
-            coll.insert_many([dict(d) for d in docs])
-        return coll
-
-    return make
+    """A fresh collection holding ``docs``, on the engine ``argus audit --file`` runs on."""
+    return memory_collection
 
 
 @pytest.fixture

@@ -32,10 +32,11 @@ __all__ = ["MemoryCollection", "MemoryDatabase"]
 @contextmanager
 def _as_server_error() -> Iterator[None]:
     """A value the engine cannot compute (a decimal sNaN in arithmetic, a date past year 9999) fails
-    the read as a server's error does, naming what went wrong, never with a Python traceback."""
+    the read as a server's error does, naming what went wrong, never with a Python traceback. A
+    ``TypeError`` is no such value but the engine's own bug: it goes up as it is (``EngineFault``)."""
     try:
         yield
-    except (ArithmeticError, TypeError, ValueError, RecursionError, OverflowError) as exc:
+    except (ArithmeticError, ValueError, RecursionError, OverflowError) as exc:
         raise OperationFailure(f"the in-memory engine could not evaluate the query: {type(exc).__name__}",
                                2) from exc
 

@@ -23,7 +23,7 @@ from typing import Any
 import structlog
 from bson import ObjectId
 
-from agent.errors import ArgusError, QueryRejected
+from agent.errors import ArgusError, EngineFault, QueryRejected
 from agent.health.models import HealthOptions, HealthSnapshot
 from agent.options import PrivacyMode
 from agent.tools.models import SchemaSampleResult
@@ -59,6 +59,8 @@ def backfill(target: AuditTarget, schema: SchemaSampleResult, now: datetime, opt
             buckets = _read_and_bucketed(target, field, start, indexed)
         else:
             buckets = _bucketed_or_counted(target, field, start, ticks, indexed, notes, options)
+    except EngineFault:  # a bug of the in-process engine ends the run, not this measurement
+        raise
     except ArgusError as exc:
         log.warning("health_backfill_failed", error=str(exc))
         return [], [f"the first run's baseline was not built: {type(exc).__name__}"]

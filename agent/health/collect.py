@@ -13,7 +13,7 @@ from typing import Any
 import structlog
 from bson import ObjectId
 
-from agent.errors import ArgusError
+from agent.errors import ArgusError, EngineFault
 from agent.health.models import FieldHealth, HealthOptions, HealthSnapshot
 from agent.options import PrivacyMode
 from agent.tools.models import FieldStats, SchemaSampleResult
@@ -73,6 +73,8 @@ def _newest(target: AuditTarget, schema: SchemaSampleResult,
             if isinstance(value, datetime):
                 return _aware(value), field
             return None, None
+    except EngineFault:  # a bug of the in-process engine ends the run, not this measurement
+        raise
     except ArgusError as exc:  # a failed read leaves freshness unknown for this run, nothing more
         log.warning("health_read_failed", error=str(exc))
         return None, None
@@ -98,6 +100,8 @@ def _inserts(target: AuditTarget, source: str | None, previous: HealthSnapshot |
         return None
     try:
         return target.count_documents(query)
+    except EngineFault:  # a bug of the in-process engine ends the run, not this measurement
+        raise
     except ArgusError as exc:
         log.warning("health_read_failed", error=str(exc))
         return None

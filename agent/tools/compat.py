@@ -5,8 +5,8 @@ no ``$facet`` or ``$sample``; a look-alike refuses ``$not`` in every form, or ``
 ``$facet``; an older server does not know the ``$type`` alias ``number``; a user may not run
 ``listIndexes`` or Cosmos DB's ``getLastRequestStatistics``. Each refusal is learned once per run
 (``ServerRefusals``), every later read is sent in a form the server takes or the tool falls back
-(unbatched counts, a ``find``-based sample, skipping the one check), and the report's notes say
-which. Nothing here sends anything: ``AuditTarget`` and the tools ask it.
+(unbatched counts, a ``find``-based sample, a ``$not`` count by subtraction, skipping the one check),
+and the report's notes say which. Nothing here sends anything: ``AuditTarget`` and the tools ask it.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ from typing import Any
 from agent.errors import QueryRejected
 
 __all__ = [
+    "NOT_BY_SUBTRACTION",
     "TYPE_CODES",
     "ServerRefusals",
+    "complement_split",
     "facet_note",
     "has_type_alias",
     "named_operators",
@@ -36,6 +38,11 @@ TYPE_CODES: dict[str, int | list[int]] = {
     "date": 9, "null": 10, "regex": 11, "dbPointer": 12, "javascript": 13, "symbol": 14, "javascriptWithScope": 15,
     "int": 16, "timestamp": 17, "long": 18, "decimal": 19, "minKey": -1, "maxKey": 127, "number": [1, 16, 18, 19],
 }
+
+NOT_BY_SUBTRACTION = (
+    "the server refused $not: each count written with it was answered as the count without the $not minus the "
+    "count of what it negates, in two queries (MongoDB's $not matches exactly the documents its condition does not "
+    "match, arrays and missing fields included); examples of those checks were not read")
 
 _OPERATOR = re.compile(r"\$[A-Za-z][A-Za-z0-9]*")
 _TYPE_ALIAS_REFUSED = re.compile(r"type (name )?alias|alias for \$type|unknown type name|\$type", re.IGNORECASE)
@@ -138,3 +145,37 @@ def with_type_codes(value: Any) -> Any:
     if isinstance(value, list):
         return [with_type_codes(v) for v in value]
     return value
+
+
+def _nots(value: Any) -> int:
+    """How many ``$not`` operators a filter holds, at any depth."""
+    found = 0
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Mapping):
+            found += sum(1 for key in item if key == "$not")
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return found
+
+
+def complement_split(query: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """For a filter ``Q AND {f: {$not: P}}`` (one ``$not``, on a field's condition at the top level):
+    ``Q`` and ``Q AND {f: P}``, whose counts differ by exactly the filter's count, since ``$not``
+    matches exactly the documents ``P`` does not (those without ``f``, and arrays none of whose
+    elements match, included): ``count(Q AND NOT P) = count(Q) - count(Q AND P)``. None for any
+    other shape (``$not`` inside ``$or``, ``$nor``, ``$elemMatch``: no such difference holds there)."""
+    if _nots(query) != 1:
+        return None
+    for key, condition in query.items():
+        if isinstance(key, str) and not key.startswith("$") and isinstance(condition, Mapping) \
+                and "$not" in condition:
+            rest = {k: v for k, v in condition.items() if k != "$not"}
+            positive = {k: v for k, v in query.items() if k != key}
+            if rest:
+                positive[key] = rest
+            negated = {key: condition["$not"]}  # a document of operators, or a regex: {f: /re/} matches as $regex
+            return positive, ({"$and": [positive, negated]} if positive else negated)
+    return None

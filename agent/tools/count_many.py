@@ -8,7 +8,7 @@ are ``[$match, $limit, $project]`` branches; statistics are the ``get_stats`` pi
 server reads the collection once, whatever the number of branches. A batch of counts alone is
 preceded by the ``$or`` of its filters (every count stays exact: a document one filter matches
 also matches the ``$or``), so the branches see only the suspect documents. ``$facet`` runs on MongoDB
-3.4+, Azure Cosmos DB for MongoDB (RU, 4.2+ API; vCore) and mongomock.
+3.4+, Azure Cosmos DB for MongoDB (RU, 4.2+ API; vCore) and the in-process engine.
 
 A server that refuses the batch costs only the checks it cannot answer, as a careful client would:
 
@@ -16,6 +16,9 @@ A server that refuses the batch costs only the checks it cannot answer, as a car
   using it are set apart and the others batched again; one of them is asked alone, and if the
   server refuses it there too, none of them is asked again (each is *unanswered*), else they are
   asked one by one (``$expr`` inside ``$facet``);
+- it refuses ``$not``: a count with one ``$not`` on a field is answered by subtraction
+  (``AuditTarget.count_documents``: ``count(Q) - count(Q AND P)``), asked apart from the batch
+  once the refusal is known; a statistic filtered with ``$not`` has no such identity and is unanswered;
 - it refuses ``$facet`` itself: every check is asked unbatched (``count_documents``, ``find`` for
   examples, each statistic's own pipeline), and so is every later batch of the run;
 - it names nothing: the batch is split in halves until the refused checks stand alone, within
@@ -42,7 +45,7 @@ from bson.regex import Regex
 
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused, QueryRejected, QueryTimeout
-from agent.tools.compat import facet_note, named_operators, operators_in, refusal_reason
+from agent.tools.compat import complement_split, facet_note, named_operators, operators_in, refusal_reason
 from agent.tools.get_stats import build_pipeline, duplicate_branches, duplicates_rows, stats_result, value_condition
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
 from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, CountQuery, GetStatsInput, StatsResult
@@ -149,7 +152,13 @@ def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
     if target.refusals.refuses("$facet"):
         _one_by_one(run, items)
     else:
-        _batched(run, items, first=True)
+        # A server known to refuse $not: its checks are counted by subtraction (two counts each), not sent in the batch.
+        apart = [i for i in items if target.refusals.refuses("$not") and _subtractable(i)]
+        if apart:
+            _one_by_one(run, apart)
+        rest = [i for i in items if i not in apart]
+        if rest:
+            _batched(run, rest, first=True)
     answers = [run.answers[item.slot] for item in items]
     counts = [a for a in answers if isinstance(a, CountedQuery)]
     stats = [a for a in answers if isinstance(a, StatsResult)]
@@ -254,7 +263,8 @@ def _one_by_one(run: _Run, items: list[_Item]) -> None:
     timeouts = answered = in_a_row = 0
     for item in items:
         spent = run.target.exhausted()
-        known = sorted(op for op in item.operators if run.target.refusals.refuses(_operator(op)))
+        known = sorted(op for op in item.operators if run.target.refusals.refuses(_operator(op))
+                       and not (op == "$not" and _subtractable(item)))
         if spent is not None:
             run.answers[item.slot] = _unanswered(run.target, item, f"not asked: {spent}")
         elif in_a_row >= TIMEOUTS_IN_A_ROW and timeouts > answered:
@@ -282,7 +292,8 @@ def _alone(target: AuditTarget, item: _Item) -> CountedQuery | StatsResult:
         query = decode(check.filter)
         matched = target.count_documents(query)
         documents: list[Any] = []
-        if check.examples_of is not None and matched:
+        by_subtraction = target.refusals.refuses("$not") and "$not" in item.operators  # no query finds them
+        if check.examples_of is not None and matched and not by_subtraction:
             documents = target.find(query, {check.examples_of: 1, "_id": 0}, check.examples)
         return CountedQuery(filter=encode(query), matched_count=matched, documents=[encode(d) for d in documents])
     query = decode(check.filter) if check.filter else None
@@ -293,6 +304,12 @@ def _alone(target: AuditTarget, item: _Item) -> CountedQuery | StatsResult:
     else:
         rows = target.aggregate(pipeline)
     return stats_result(check, target.name, rows, query, pipeline)
+
+
+def _subtractable(item: _Item) -> bool:
+    """A count whose one ``$not`` a server refusing it still answers by subtraction (``AuditTarget``)."""
+    return "$not" in item.operators and isinstance(item.check, CountQuery) \
+        and complement_split(decode(item.check.filter)) is not None
 
 
 def _unanswered(target: AuditTarget, item: _Item, reason: str) -> CountedQuery | StatsResult:

@@ -5,7 +5,6 @@ and from random points of the ``_id`` index for a server that refuses ``$sample`
 
 from __future__ import annotations
 
-import copy
 import random
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -17,23 +16,17 @@ __all__ = ["draw_in_memory", "random_points"]
 
 
 def draw_in_memory(collection: Any, size: int, seed: int, scope: Mapping[str, Any] | None) -> list[Any]:
-    """A uniform sample without mongomock's ``$sample`` (which copies and shuffles every document),
-    repeatable for a seed: Argus's own engine (``agent.engine``) draws positions itself; mongomock's
-    ``_id``s are picked from its store and only those documents copied. In a scoped audit the
-    window's documents are read (one read) and the sample drawn among them."""
+    """A uniform sample repeatable for a seed: the in-process engine (``agent.engine``) draws positions
+    itself, without a ``$sample`` stage's shuffle of every document; another in-process collection is
+    asked for ``$sample``. In a scoped audit the window's documents are read (one read) and the sample
+    drawn among them."""
     if scope:
         inside = list(collection.find(dict(scope)))
         chosen = random.Random(seed).sample(range(len(inside)), min(size, len(inside)))
         return [inside[i] for i in sorted(chosen)]
-    if getattr(collection, "in_process", False) is True:  # mongomock answers any attribute with a collection
+    if getattr(collection, "in_process", False) is True:
         return list(collection.draw_sample(size, seed))
-    store = getattr(collection, "_store", None)
-    documents = getattr(store, "_documents", None)
-    if not isinstance(documents, Mapping):  # another layout: $sample
-        return list(collection.aggregate([{"$sample": {"size": size}}]))
-    keys = list(documents.keys())
-    chosen_keys = random.Random(seed).sample(range(len(keys)), min(size, len(keys)))
-    return [copy.deepcopy(documents[keys[i]]) for i in chosen_keys]
+    return list(collection.aggregate([{"$sample": {"size": size}}]))
 
 
 def random_points(low: Any, high: Any, count: int, rng: random.Random) -> list[Any]:

@@ -1,21 +1,22 @@
 """The audited collection, as tools see it: read methods only, each with a server time limit.
 
-``AuditTarget`` wraps a pymongo ``Collection`` (or mongomock's, which has the same interface)
-and exposes ``find``, ``count_documents``, ``aggregate``, ``sample``, ``estimated_document_count``,
-``newest`` and ``indexed_fields`` and nothing else, so no code path from a tool can reach a write
-method. A scoped audit (``scope_to``) reads only the documents of its window: the window's filter
-leads every read (a ``$match`` first in every pipeline, ANDed into every ``find`` and count), added
-here so no tool can forget it, and the guard judges the combined query. ``whole_collection()`` is
-the unscoped view collection-level measurements (health) read through. Every call carries
-``maxTimeMS`` and waits on the driver no longer than that (``pymongo.timeout``), and every call is
-counted in the target's ``OperationLedger`` (passes, documents examined, request units). Cosmos
-DB's throttling (16500, ``RetryAfterMs``) is retried within the run's remaining time; pymongo
-errors are translated into ``ToolError`` / ``TargetUnavailable`` here.
+``AuditTarget`` wraps a pymongo ``Collection`` (or the in-process engine's ``MemoryCollection``,
+which has the same read interface) and exposes ``find``, ``count_documents``, ``aggregate``,
+``sample``, ``estimated_document_count``, ``newest`` and ``indexed_fields`` and nothing else, so no
+code path from a tool can reach a write method. A scoped audit (``scope_to``) reads only the
+documents of its window: the window's filter leads every read (a ``$match`` first in every pipeline,
+ANDed into every ``find`` and count), added here so no tool can forget it, and the guard judges the
+combined query. ``whole_collection()`` is the unscoped view collection-level measurements (health)
+read through. Every call carries ``maxTimeMS`` and waits on the driver no longer than that
+(``pymongo.timeout``), and every call is counted in the target's ``OperationLedger`` (passes,
+documents examined, request units). Cosmos DB's throttling (16500, ``RetryAfterMs``) is retried
+within the run's remaining time; pymongo errors are translated into ``ToolError`` /
+``TargetUnavailable`` here.
 
-An in-process engine (mongomock, behind ``--file``) ignores ``maxTimeMS``, and some of its stages
-take quadratic time on large arrays, so there each read runs in a forked child killed at the limit
-(``agent.tools.engine_deadline``; a regex holds the interpreter lock, so no thread could stop it),
-and ends in ``QueryTimeout`` as on a server. A live server's replies are
+The in-process engine (``agent.engine``, behind ``--file``) keeps each read's ``maxTimeMS`` itself
+and answers as a server does, refusals included (``OperationFailure``). Any other exception raised
+inside it is a bug of the engine, not a server's word: it ends the audit (``EngineFault``) with a
+log line naming the query's shape, never a quiet "refused". A live server's replies are
 decoded with ``DATETIME_AUTO``, so a date before year 1 or after 9999 arrives as a ``DatetimeMS``
 instead of failing the whole read.
 
@@ -30,7 +31,6 @@ timeout of that query when the server still answers ``ping``, not a lost databas
 from __future__ import annotations
 
 import copy
-import functools
 import random
 import re
 import time
@@ -40,21 +40,31 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import pymongo
+import structlog
 from bson.codec_options import DatetimeConversion
 from bson.errors import BSONError
 from pymongo import errors as mongo_errors
 from pymongo.collection import Collection
 
-from agent.errors import ArgusError, QueryRejected, QueryTimeout, TargetUnavailable, ToolError
+from agent.errors import ArgusError, EngineFault, QueryRejected, QueryTimeout, TargetUnavailable, ToolError
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
-from agent.tools.compat import ServerRefusals, has_type_alias, refuses_type_alias, with_type_codes
-from agent.tools.engine_deadline import honours_max_time, within
+from agent.tools.compat import (
+    NOT_BY_SUBTRACTION,
+    ServerRefusals,
+    complement_split,
+    has_type_alias,
+    named_operators,
+    operators_in,
+    refuses_type_alias,
+    with_type_codes,
+)
 from agent.tools.guard import check_filter, check_pipeline
 from agent.tools.sampling import draw_in_memory, random_points
 
-__all__ = ["AuditTarget", "retry_after_ms"]
+__all__ = ["AuditTarget", "query_shape", "retry_after_ms"]
 
 T = TypeVar("T")
+log = structlog.get_logger(__name__)
 
 DEFAULT_MAX_TIME_MS = 10_000
 THROTTLED = 16500  # Cosmos DB: TooManyRequests (HTTP 429), the request used more RU than provisioned
@@ -78,9 +88,9 @@ def retry_after_ms(message: str, attempt: int) -> int:
 class AuditTarget:
     """One collection, read-only. ``max_time_ms`` bounds every query sent through it.
 
-    ``in_memory`` says the collection is mongomock's (files, demos): samples are then drawn in
-    process instead of with ``$sample``, which mongomock answers by copying and shuffling every
-    document. ``sleep`` waits between retries (tests pass a fake); ``sample_seed`` makes the
+    ``in_memory`` says the collection is the in-process engine's (files, demos): samples are then
+    drawn in process instead of with ``$sample``, which would shuffle every document. ``sleep``
+    waits between retries (tests pass a fake); ``sample_seed`` makes the
     in-memory sample repeatable (default: from the namespace, so each run of a collection draws
     the same documents while they stay, and two collections draw independently).
     """
@@ -98,7 +108,7 @@ class AuditTarget:
         self.name = collection.name
         self.max_time_ms = max_time_ms
         if in_memory is None:
-            in_memory = getattr(collection, "in_process", False) is True or not honours_max_time(collection)
+            in_memory = getattr(collection, "in_process", False) is True
         self.in_memory = in_memory
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
@@ -143,7 +153,8 @@ class AuditTarget:
         """An aggregation that reads only what its leading ``$match`` selects (an index lookup where the
         field is indexed): recorded as a lookup, not a pass."""
         return self._call("lookup", False,
-                          lambda limit_ms: list(self._collection.aggregate(pipeline, maxTimeMS=limit_ms)))
+                          lambda limit_ms: list(self._collection.aggregate(pipeline, maxTimeMS=limit_ms)),
+                          query=pipeline)
     def exhausted(self) -> str | None:
         """Why no further optional read should be sent in this run (its time or request units are
         spent: a read started in the last second could not finish), or None."""
@@ -248,15 +259,30 @@ class AuditTarget:
                 if sort:
                     cursor = cursor.sort(sort)
                 return list(cursor.limit(limit).max_time_ms(limit_ms))
-            return self._call("find", is_pass, run)
+            return self._call("find", is_pass, run, query=sent)
         return self._reshaped(query, send)
 
     def count_documents(self, query: Mapping[str, Any]) -> int:
+        """The documents ``query`` matches (in the window, if scoped). On a server that refuses ``$not``,
+        a filter with one ``$not`` on a field is counted as ``count(Q) - count(Q AND P)``, noted once."""
         def send(_: Any) -> int:
             sent = self._filter(query)
             return self._call("count_documents", not is_selective(query),
-                              lambda limit_ms: int(self._collection.count_documents(sent, maxTimeMS=limit_ms)))
-        return self._reshaped(query, send)
+                              lambda limit_ms: int(self._collection.count_documents(sent, maxTimeMS=limit_ms)),
+                              query=sent)
+        split = complement_split(query)
+        if split is not None and self.refusals.refuses("$not"):
+            return self._by_subtraction(*split)
+        try:
+            return self._reshaped(query, send)
+        except QueryRejected as exc:
+            if split is None or "$not" not in named_operators(exc):
+                raise
+            self.refusals.learn("$not", NOT_BY_SUBTRACTION)
+            return self._by_subtraction(*split)
+
+    def _by_subtraction(self, positive: dict[str, Any], negated: dict[str, Any]) -> int:
+        return self.count_documents(positive) - self.count_documents(negated)
 
     def aggregate(self, pipeline: list[dict[str, Any]], *, full_pass: bool | None = None) -> list[Any]:
         """``full_pass`` overrides the ledger's judgement (a bucketing of an ``_id`` range still reads it all)."""
@@ -265,7 +291,7 @@ class AuditTarget:
         def send(_: Any) -> list[Any]:
             sent = self._pipeline(pipeline)
             return self._call("aggregate", is_pass,
-                              lambda limit_ms: list(self._collection.aggregate(sent, maxTimeMS=limit_ms)))
+                              lambda limit_ms: list(self._collection.aggregate(sent, maxTimeMS=limit_ms)), query=sent)
         return self._reshaped(pipeline, send)
 
     def estimated_document_count(self) -> int:
@@ -286,7 +312,7 @@ class AuditTarget:
                     value = value.get(part) if isinstance(value, Mapping) else None
                 return value
             return None
-        return self._call("find", False, run)
+        return self._call("find", False, run, query=query)
 
     def indexed_fields(self) -> set[str] | None:
         """Fields that lead an index (a sort or range on them reads the index, not the collection);
@@ -308,7 +334,7 @@ class AuditTarget:
         a server that refuses ``$sample`` is read with ``find`` from random points of ``_id``."""
         if self.in_memory:
             drawn = self._call("sample", False, lambda _: draw_in_memory(self._collection, size, self._seed,
-                                                                          self._scope))
+                                                                          self._scope), query=self._scope)
             self.ledger.records[-1].documents_examined = len(drawn)
             return drawn
         if not self.refusals.refuses("$sample"):
@@ -374,7 +400,9 @@ class AuditTarget:
             raise TargetUnavailable(f"{exc} (no server answered within the URI's serverSelectionTimeoutMS, "
                                     f"{wait:g} s)") from exc.__cause__
 
-    def _call(self, kind: str, full_pass: bool, operation: Callable[[int], T]) -> T:
+    def _call(self, kind: str, full_pass: bool, operation: Callable[[int], T], *, query: Any = None) -> T:
+        """``operation(limit_ms)`` with retries, accounting and translated errors; ``query`` (the filter
+        or pipeline sent) only names the read's shape if the in-process engine fails on it."""
         if not self._reached and not self.in_memory:
             self._reach(kind)
         attempt = 0
@@ -382,9 +410,9 @@ class AuditTarget:
         while True:
             limit_ms = self._limit_ms()
             try:
-                with _translated(kind), pymongo.timeout(limit_ms / 1000):
-                    result = within(self._collection, limit_ms, functools.partial(operation, limit_ms),
-                                    operation=kind)
+                with _translated(kind), _engine_faults(kind, query, in_memory=self.in_memory), \
+                        pymongo.timeout(limit_ms / 1000):
+                    result = operation(limit_ms)
                 break
             except _Stalled as stalled:
                 self._record(kind, full_pass, t0, error="NetworkTimeout")
@@ -452,7 +480,7 @@ class AuditTarget:
             return None
         except mongo_errors.PyMongoError:  # unreachable now: the next operation reports it
             return None
-        except Exception:  # an engine that is no server at all (a wrapped mongomock): stop asking
+        except AttributeError:  # a collection that is no client's (the engine, wrapped): nothing to ask
             self.refusals.learn("getLastRequestStatistics", "")
             return None
         charge = reply.get("RequestCharge") if isinstance(reply, Mapping) else None
@@ -517,11 +545,54 @@ def _translated(operation: str) -> Iterator[None]:
     except (BSONError, OverflowError) as exc:  # the guard refuses these first; a driver's word is final
         raise ToolError(f"{operation} could not send the query: it cannot be encoded as BSON "
                         f"({type(exc).__name__})") from exc
-    except (NotImplementedError, TypeError, ValueError, KeyError, AttributeError, RecursionError, re.error) as exc:
-        # mongomock raises plain Python errors for operators or BSON types it cannot emulate,
-        # and re.error for a pattern a server would refuse with an OperationFailure.
-        raise QueryRejected(f"{operation} failed in the database engine: {type(exc).__name__}",
-                            server_message=str(exc).splitlines()[0][:200] if str(exc) else "") from exc
+
+
+@contextmanager
+def _engine_faults(operation: str, query: Any, *, in_memory: bool) -> Iterator[None]:
+    """In the in-process engine, an exception that is no server's answer (``OperationFailure``,
+    ``ExecutionTimeout``: the engine's refusals and time limit) is a bug: ``EngineFault``, logged with
+    the query's operators and field paths, never its values. A live server's driver is not judged here."""
+    try:
+        yield
+    except (mongo_errors.PyMongoError, ArgusError):
+        raise
+    except Exception as exc:
+        if not in_memory:
+            raise
+        log.error("engine_fault", operation=operation, error=type(exc).__name__, **query_shape(query))
+        raise EngineFault(f"internal error in the in-process engine: {operation} raised {type(exc).__name__}; "
+                          f"the run is not counted as answered (the log line engine_fault names the query's "
+                          f"shape: please report it)") from exc
+
+
+def query_shape(query: Any) -> dict[str, list[str]]:
+    """What a filter or pipeline asks, without a value: its operators and the field names it reads or
+    writes (keys only; a value is never walked into, so neither a literal nor a document shows)."""
+    fields: set[str] = set()
+    stack = [query]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, list | tuple):
+            stack.extend(i for i in item if isinstance(i, Mapping) and _operators_only(i))
+        elif isinstance(item, Mapping):
+            for key, inner in item.items():
+                if not isinstance(key, str):
+                    continue
+                if key.startswith("$"):  # an operator's operand: conditions, clauses, stages, expressions
+                    stack.extend(i for i in inner if isinstance(i, Mapping)) if isinstance(inner, list) \
+                        else stack.append(inner)
+                    continue
+                fields.add(key)
+                if isinstance(inner, Mapping) and _operators_only(inner):
+                    stack.append(inner)  # {field: {$op: ...}}, {output: {$sum: ...}}
+                elif isinstance(inner, list) and inner and all(
+                        isinstance(i, Mapping) and _operators_only(i) for i in inner):
+                    stack.append(inner)  # a $facet's pipelines
+    return {"operators": sorted(operators_in(query) if query is not None else ()), "fields": sorted(fields)}
+
+
+def _operators_only(value: Mapping[str, Any]) -> bool:
+    return bool(value) and all(isinstance(k, str) and k.startswith("$") for k in value)
 
 
 def _first_line(exc: mongo_errors.OperationFailure) -> str:

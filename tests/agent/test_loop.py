@@ -103,8 +103,8 @@ def test_tool_error_is_an_observation_not_a_failure(make_target) -> None:  # typ
         observed.append(state.last_observation.kind)
         return COVER
 
-    # mongomock cannot evaluate $expr over a missing field: a genuine engine error mid-audit
-    bad = _act("run_query", filter={"$expr": {"$gt": ["$nope", 1]}}, limit=0)
+    # a division by zero MongoDB refuses (code 16608): the engine's refusal mid-audit, as a server's
+    bad = _act("run_query", filter={"$expr": {"$gt": [{"$divide": ["$age", 0]}, 1]}}, limit=0)
     report = run_audit(make_target(DOCS), ScriptedPlanner([SAMPLE, bad, look]))
     assert report.trace[1].outcome == "error" and observed == ["error"]
     assert report.outcome == "succeeded"

@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import mongomock
 import pytest
 
 from agent.loop import run_audit
@@ -25,6 +24,7 @@ from agent.state import AgentAction
 from agent.tools.target import AuditTarget
 from daemon.sources import load_jsonl, open_uri
 from tests.agent.tools.test_wire_server import ScriptedServer
+from tests.conftest import memory_collection
 
 BIG = 99999999999999999999999
 
@@ -117,8 +117,7 @@ def test_counted_values_of_a_bare_regex_are_the_values_it_matches() -> None:
     from agent.tools.get_stats import get_stats
     from agent.tools.models import GetStatsInput
 
-    collection = mongomock.MongoClient()["db"]["items"]
-    collection.insert_many([{"s": v} for v in ("s1", "s1", "s10", "s2", "x1")])
+    collection = memory_collection([{"s": v} for v in ("s1", "s1", "s10", "s2", "x1")], "items", database="db")
     result = get_stats(AuditTarget(collection), GetStatsInput(field="s", operation="value_counts",
                                                               value_filter={"$regex": "^s1"}))
     assert result.value == [{"value": "s1", "count": 2}, {"value": "s10", "count": 1}]
@@ -140,8 +139,7 @@ class _Refusing:
     """A collection that answers the sample and then fails every count as a driver or a bug would."""
 
     def __init__(self, error: Exception) -> None:
-        self._inner = mongomock.MongoClient()["db"]["items"]
-        self._inner.insert_many([{"a": i} for i in range(10)])
+        self._inner = memory_collection([{"a": i} for i in range(10)], "items", database="db")
         self._error = error
         self.database, self.name = self._inner.database, self._inner.name
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import mongomock
 import pytest
 from bson import ObjectId
 
@@ -19,7 +18,7 @@ from agent.planners.heuristic import HeuristicPlanner
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from agent.window import unusable_filters
-from tests.conftest import RecordingCollection
+from tests.conftest import RecordingCollection, memory_collection
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 DAY = 86400.0
@@ -61,9 +60,7 @@ def _found(report: AuditReport) -> dict[tuple[str, str], int]:
 
 @pytest.fixture
 def coll() -> Any:
-    c = mongomock.MongoClient()["shop"]["orders"]
-    c.insert_many(orders())
-    c.create_index("created_at")
+    c = memory_collection(orders(), "orders", database="shop", indexes=["created_at"])
     return c
 
 
@@ -91,8 +88,7 @@ def test_the_whole_collection_holds_the_defects_outside_the_window_too(coll: Any
 
 
 def test_the_window_defaults_to_the_object_id_time_of_id() -> None:
-    c = mongomock.MongoClient()["shop"]["orders"]
-    c.insert_many(orders())
+    c = memory_collection(orders(), "orders", database="shop")
     report = _audit(c, ScopeOptions(since_s=DAY))
 
     assert _found(report) == {("qty", "type_mismatch"): 8, ("price", "outlier_value"): 5}
@@ -132,8 +128,7 @@ def test_the_cost_follows_the_window_when_an_index_leads_with_its_field(coll: An
 
 
 def test_without_an_index_on_the_field_each_pass_still_reads_the_collection_and_the_report_says_so() -> None:
-    c = mongomock.MongoClient()["shop"]["orders"]
-    c.insert_many(orders())
+    c = memory_collection(orders(), "orders", database="shop")
     report = _audit(c, ScopeOptions(field="created_at", since_s=DAY))
 
     assert report.window is not None and report.window.indexed is False
@@ -143,8 +138,7 @@ def test_without_an_index_on_the_field_each_pass_still_reads_the_collection_and_
 
 
 def test_a_scope_without_a_field_on_a_collection_without_object_ids_fails_saying_what_to_name() -> None:
-    c = mongomock.MongoClient()["shop"]["orders"]
-    c.insert_many([{"_id": i, "qty": i} for i in range(50)])
+    c = memory_collection([{"_id": i, "qty": i} for i in range(50)], "orders", database="shop")
     report = _audit(c, ScopeOptions(since_s=DAY))
 
     assert report.outcome == "failed"

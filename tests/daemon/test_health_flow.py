@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
-import mongomock
 import pytest
 from bson import ObjectId
 
@@ -30,6 +29,7 @@ from daemon.alerts.sender import AlertSender
 from daemon.metrics import Metrics
 from daemon.store import CollectionRef, PostgresStore
 from daemon.store.outbox import AlertOutbox
+from tests.conftest import memory_collection
 from tests.daemon.alerts.receiver import Receiver
 
 pytestmark = pytest.mark.slow
@@ -74,23 +74,27 @@ def test_thirty_days_raise_each_anomaly_once_and_nothing_on_ordinary_days(store:
     clock = ManualClock(MONDAY)
     sender = AlertSender(outbox=AlertOutbox(store), config=lambda: config, client=httpx.Client(), metrics=Metrics(),
                          clock=clock, retry_base_s=5, retry_max_s=60)
-    orders = mongomock.MongoClient()["shop"]["orders"]
+    # The collection changes between runs (inserts, a faulty backfill): the documents are kept here, changed
+    # as the shop's writes would change them, and each day's audit reads them on the in-process engine.
+    orders: list[dict[str, Any]] = []
     rng = random.Random(7)
-    orders.insert_many(day_of_orders(-1, MONDAY - timedelta(days=1), rng))
+    orders.extend(day_of_orders(-1, MONDAY - timedelta(days=1), rng))
     ref = CollectionRef("main", "shop", "orders")
     by_day: dict[int, AuditReport] = {}
     for day in range(30):
         now = MONDAY + timedelta(days=day)
         clock._now = now
         docs = day_of_orders(day, now, rng)
-        if docs:
-            orders.insert_many(docs)
+        orders.extend(docs)
         if day == NULLS_BACKFILLED:  # a faulty backfill empties the coupon of 14% of the orders
-            ids = [d["_id"] for d in orders.find({"coupon": {"$ne": None}}, {"_id": 1})]
-            orders.update_many({"_id": {"$in": rng.sample(ids, int(0.14 * orders.count_documents({})))}},
-                               {"$set": {"coupon": None}})
+            ids = [d["_id"] for d in orders if d.get("coupon") is not None]
+            emptied = set(rng.sample(ids, int(0.14 * len(orders))))
+            for doc in orders:
+                if doc["_id"] in emptied:
+                    doc["coupon"] = None
         context = store.history(ref, runs=10, health_runs=30)
-        report = run_audit(AuditTarget(orders, connection_name="main"), HeuristicPlanner(clock=clock),
+        collection = memory_collection(orders, "orders", database="shop")
+        report = run_audit(AuditTarget(collection, connection_name="main"), HeuristicPlanner(clock=clock),
                            options=AuditOptions(sample_size=400), clock=clock, historical_context=context)
         by_day[day] = store.save_report(report.model_copy(update={"schedule": SCHEDULE}), alerts=policy, now=now)
         sender.deliver_due()

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import mongomock
 import pytest
 from bson import Code, DBRef, ObjectId
 from bson.datetime_ms import DatetimeMS
@@ -27,6 +26,7 @@ from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from daemon.cli import app
 from daemon.sources import load_jsonl
+from tests.conftest import memory_collection
 
 BUDGET_S = 20.0
 BEFORE_YEAR_1 = -62_135_596_800_001  # milliseconds since the epoch
@@ -139,8 +139,7 @@ IN_MEMORY: dict[str, list[dict[str, Any]]] = {
 
 @pytest.mark.parametrize("name", sorted(IN_MEMORY))
 def test_hostile_documents_in_a_collection_are_audited_within_the_budget(name: str) -> None:
-    collection = mongomock.MongoClient().db[name]
-    collection.insert_many(IN_MEMORY[name])
+    collection = memory_collection(IN_MEMORY[name], name, database="db")
     report, seconds = _audit(AuditTarget(collection, max_time_ms=2000))
     _assert_reported(report, seconds)
 

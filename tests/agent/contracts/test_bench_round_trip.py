@@ -8,12 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import mongomock
 import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
 from daemon.cli import app
+from tests.conftest import memory_collection
 
 BENCH = Path(__file__).resolve().parents[3].parent / "shared" / "bench"
 
@@ -52,8 +52,7 @@ def test_a_drafted_contract_finds_the_bench_orders_defects_and_passes_a_clean_co
     # a clean copy: without the documents the inferred audit finds for each planted defect
     _, inferred = _audit(runner, source)
     docs = [json_util.loads(line) for line in source.read_text().splitlines() if line.strip()]
-    coll: Any = mongomock.MongoClient()["bench"]["orders"]
-    coll.insert_many([dict(d, __line=i) for i, d in enumerate(docs)])
+    coll: Any = memory_collection([dict(d, __line=i) for i, d in enumerate(docs)], "orders", database="bench")
     drop = {d["__line"] for defect in truth["defects"] for f in _hits(inferred["findings"], defect)
             for d in coll.find(f["evidence_query"], {"__line": 1})}
     assert 0 < len(drop) < len(docs) // 10

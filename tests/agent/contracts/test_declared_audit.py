@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import mongomock
 import pytest
 
 from agent.clock import ManualClock
@@ -17,6 +16,7 @@ from agent.planners.factory import make_planner
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from config.contracts import load_contract
+from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 CONTRACT = """\
@@ -77,16 +77,24 @@ def _orders(n: int = 2000) -> list[dict[str, Any]]:
     return docs
 
 
+def _target(name: str, docs: list[dict[str, Any]]) -> AuditTarget:
+    """``shop.<name>`` beside ``shop.customers`` (the collection a references rule looks in)."""
+    customers = memory_collection([{"customer_id": f"C{i:04d}"} for i in range(400)], "customers", database="shop")
+    target = AuditTarget(memory_collection(docs, name, database="shop"))
+    target.set_siblings(lambda other: AuditTarget(customers) if other == "customers" else _no_such(other))
+    return target
+
+
+def _no_such(name: str) -> AuditTarget:
+    raise KeyError(name)
+
+
 def _audit(tmp_path: Path, name: str, contract: str = CONTRACT, docs: list[dict[str, Any]] | None = None,
            planner: str = "heuristic") -> AuditReport:
-    client: Any = mongomock.MongoClient()
-    db = client["shop"]
-    db["customers"].insert_many([{"customer_id": f"C{i:04d}"} for i in range(400)])
-    db[name].insert_many(docs if docs is not None else _orders())
     path = tmp_path / "contract.yaml"
     path.write_text(contract)
     setup = make_planner(planner)
-    return run_audit(AuditTarget(db[name], in_memory=True), setup.planner, gates=setup.gates,
+    return run_audit(_target(name, docs if docs is not None else _orders()), setup.planner, gates=setup.gates,
                      clock=ManualClock(NOW), contract=load_contract(path, shown_as="contract.yaml"))
 
 
@@ -127,13 +135,11 @@ def test_each_broken_rule_is_a_finding_with_its_exact_count(report: AuditReport,
 def test_the_evidence_query_reproduces_each_declared_count(report: AuditReport) -> None:
     from agent.ejson import decode
 
-    client: Any = mongomock.MongoClient()
-    db = client["shop"]
-    db["export_2025"].insert_many(_orders())
+    orders = memory_collection(_orders(), "export_2025", database="shop")
     for f in report.findings:  # as run (the report masks literal values in the default privacy mode)
         if f.rule is not None and f.field != "(collection)":
             evidence = report.replay_evidence.get(f.id, f.evidence_query)
-            assert db["export_2025"].count_documents(decode(evidence)) == f.affected_count, f.field
+            assert orders.count_documents(decode(evidence)) == f.affected_count, f.field
 
 
 def test_kept_rules_are_reported_passed(report: AuditReport) -> None:
@@ -166,16 +172,12 @@ def test_a_collection_count_outside_the_declared_range_is_a_volume_finding(tmp_p
 
 
 def test_strict_privacy_writes_no_declared_value_into_the_report(tmp_path: Path) -> None:
-    client: Any = mongomock.MongoClient()
-    db = client["shop"]
-    db["customers"].insert_many([{"customer_id": f"C{i:04d}"} for i in range(400)])
-    db["sales"].insert_many(_orders())
     path = tmp_path / "contract.yaml"
     path.write_text(CONTRACT)
     setup = make_planner("heuristic")
     from agent.options import AuditOptions
 
-    report = run_audit(AuditTarget(db["sales"], in_memory=True), setup.planner, gates=setup.gates,
+    report = run_audit(_target("sales", _orders()), setup.planner, gates=setup.gates,
                        clock=ManualClock(NOW), contract=load_contract(path, shown_as="contract.yaml"),
                        options=AuditOptions(privacy="strict"))
     written = report.model_dump_json()
@@ -190,14 +192,11 @@ def test_strict_privacy_writes_no_declared_pattern_into_the_report(tmp_path: Pat
     description, the rule's expectation and the evidence query; its count does not change."""
     from agent.options import AuditOptions
 
-    client: Any = mongomock.MongoClient()
-    db = client["shop"]
     docs = _orders()
-    db["sales"].insert_many(docs)
     path = tmp_path / "contract.yaml"
     path.write_text("fields:\n  order_id: {pattern: '^XSECRETPREFIX[0-9]+'}\n")
     setup = make_planner("heuristic")
-    report = run_audit(AuditTarget(db["sales"], in_memory=True), setup.planner, gates=setup.gates,
+    report = run_audit(_target("sales", docs), setup.planner, gates=setup.gates,
                        clock=ManualClock(NOW), contract=load_contract(path, shown_as="contract.yaml"),
                        options=AuditOptions(privacy="strict"))
     assert "SECRETPREFIX" not in report.model_dump_json()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mongomock
-
 from agent.clock import ManualClock
 from agent.health.models import HealthOptions
 from agent.loop import run_audit
@@ -16,11 +14,11 @@ from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from config.contracts import load_contract
 from tests.agent.test_scope import DAY, NOW, orders
+from tests.conftest import memory_collection
 
 
 def _scoped(tmp_path: Path, contract: str) -> AuditReport:
-    coll = mongomock.MongoClient()["shop"]["orders"]
-    coll.insert_many(orders(old=3000, recent=1000))
+    coll = memory_collection(orders(old=3000, recent=1000), "orders", database="shop")
     path = tmp_path / "orders.yaml"
     path.write_text(contract)
     setup = make_planner("heuristic")

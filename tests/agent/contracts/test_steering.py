@@ -14,7 +14,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import mongomock
 import pytest
 
 from agent.clock import ManualClock
@@ -23,6 +22,7 @@ from agent.planners.factory import make_planner
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from config.contracts import load_contract
+from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 SIZE = 2000
@@ -63,8 +63,7 @@ INFERRED = {("order_id", "duplicate_value"): 2 * DUPLICATED, ("paid", "null_rate
 
 
 def _audit(tmp_path: Path, contract: str | None) -> AuditReport:
-    coll = mongomock.MongoClient()["shop"]["sales"]
-    coll.insert_many(_sales())
+    coll = memory_collection(_sales(), "sales", database="shop")
     loaded = None
     if contract is not None:
         path = tmp_path / "sales.yaml"
@@ -148,8 +147,7 @@ def test_a_declared_type_list_silences_the_inferred_type_check(tmp_path: Path) -
     docs = _sales()
     for d in docs[::50]:
         d["amount"] = str(d["amount"])  # 40 amounts written as text
-    coll = mongomock.MongoClient()["shop"]["sales"]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, "sales", database="shop")
     path = tmp_path / "sales.yaml"
     path.write_text("fields:\n  amount: {type: [double, string]}\n")
     report = _run(coll, load_contract(path, shown_as="sales.yaml"))

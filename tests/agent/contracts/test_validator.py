@@ -14,6 +14,7 @@ from agent.contracts.validator import JSON_SCHEMA_KEYWORDS, validator_for
 from agent.tools.profiling import bson_type
 from config.contracts import load_contract
 from daemon.cli import app
+from tests.conftest import memory_collection
 
 NUMBER = {"int", "long", "double", "decimal"}
 CONTRACT = """\
@@ -122,9 +123,7 @@ def test_would_fail_counts_exactly_the_documents_the_schema_fails_and_the_audit_
     audit = runner.invoke(app, ["audit", "--file", str(tmp_path / "orders.jsonl"), "--contract",
                                 str(tmp_path / "c.yaml"), "--format", "json", "--privacy", "full", "--no-store"])
     report = json_util.loads(audit.stdout)
-    import mongomock
 
-    coll: Any = mongomock.MongoClient()["t"]["orders"]
-    coll.insert_many(docs)
+    coll: Any = memory_collection(docs, "orders", database="t")
     evidence = [f["evidence_query"] for f in report["findings"] if f["rule"] and "unique" not in f["rule"]]
     assert coll.count_documents({"$or": evidence}) == failing

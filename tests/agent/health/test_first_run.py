@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import mongomock
 import pytest
 from bson import ObjectId
 
@@ -24,7 +23,8 @@ from agent.report import AuditReport
 from agent.state import AgentAction
 from agent.tools.target import AuditTarget
 from daemon.sources import open_uri
-from tests.agent.tools.engine_server import EngineServer
+from tests.agent.tools.engine_server import EngineServer, refuse
+from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)  # a Monday
 
@@ -55,10 +55,7 @@ def _volume(report: AuditReport) -> list[str]:
 
 
 def _collection(docs: list[dict[str, Any]], index: bool = True) -> Any:
-    coll = mongomock.MongoClient()["shop"]["orders"]
-    coll.insert_many(docs)
-    if index:
-        coll.create_index("created_at")
+    coll = memory_collection(docs, "orders", database="shop", indexes=["created_at"] if index else [])
     return coll
 
 
@@ -132,11 +129,17 @@ def test_over_the_wire_the_bucketing_is_one_aggregation(server: EngineServer) ->
     assert len(bucketing) == 1
 
 
-def test_a_server_that_refuses_the_bucketing_is_asked_one_count_per_interval(server: EngineServer) -> None:
-    """The engine behind this server cannot format an ObjectId's time: the refusal is noted, and
-    the volume baseline comes from counts."""
-    target = open_uri(server.uri, database="db", collection="orders", max_time_ms=5000, connect_timeout_ms=2000)
-    report = _audit(target)
+def test_a_server_that_refuses_the_bucketing_is_asked_one_count_per_interval() -> None:
+    """A server that cannot format an ObjectId's time (MongoDB can: $dateToString takes a date, a
+    timestamp or an ObjectId): the refusal is noted, and the volume baseline comes from counts."""
+    server = EngineServer(orders({1: 6}, usual=40), collection="orders", indexes=["created_at"], refusals=[
+        refuse("$dateToString", "can't convert from BSON type objectId to Date", 2, commands=("aggregate",))])
+    server.start()
+    try:
+        target = open_uri(server.uri, database="db", collection="orders", max_time_ms=5000, connect_timeout_ms=2000)
+        report = _audit(target)
+    finally:
+        server.close()
 
     assert _volume(report) == ["drop"]
     assert "the server refused the hourly bucketing of _id (code 2): the first run's volume baseline came from one " \

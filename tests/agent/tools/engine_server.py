@@ -1,4 +1,4 @@
-"""A MongoDB-wire server (mockupdb) whose answers come from a real query engine (mongomock).
+"""A MongoDB-wire server (mockupdb) whose answers come from Argus's in-process engine (``agent.engine``).
 
 Real pymongo talks to it over TCP, so the driver path is the one a live server sees (wire
 protocol, cursors, ``maxTimeMS``, ``NetworkTimeout``), and every answer has MongoDB query semantics,
@@ -15,9 +15,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import mongomock
 from bson.regex import Regex
 from mockupdb import MockupDB
+from pymongo.errors import OperationFailure
+
+from tests.conftest import memory_collection
 
 __all__ = ["STALL", "EngineServer", "Refusal", "refuse", "uses"]
 
@@ -31,9 +33,6 @@ class Refusal:
 STALL = Refusal("stall")
 Rule = Callable[[str, dict[str, Any]], Refusal | None]
 Tamper = Callable[[str, dict[str, Any], list[dict[str, Any]]], list[dict[str, Any]]]
-
-_NUMERIC_TYPES = {1: "double", 2: "string", 3: "object", 4: "array", 5: "binData", 7: "objectId", 8: "bool",
-                  9: "date", 10: "null", 11: "regex", 16: "int", 17: "timestamp", 18: "long", 19: "decimal"}
 
 
 def _walk(value: Any) -> Iterator[tuple[str, Any]]:
@@ -66,26 +65,9 @@ def refuse(operator: str, errmsg: str, code: int | None = None, *, commands: tup
     return rule
 
 
-def _plain(value: Any) -> Any:
-    """The request as mongomock takes it: plain dicts, numeric ``$type`` codes as aliases."""
-    if isinstance(value, dict):
-        out = {}
-        for key, inner in value.items():
-            if key == "$type" and isinstance(inner, int) and inner in _NUMERIC_TYPES:
-                out[key] = _NUMERIC_TYPES[inner]
-            elif key == "$type" and inner == [1, 16, 18, 19]:  # mongomock knows the alias, not the list
-                out[key] = "number"
-            else:
-                out[key] = _plain(inner)
-        return out
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
-
-
 class EngineServer:
-    """Answers ``find``, ``aggregate``, ``count``, ``listIndexes`` and ``ping`` from a mongomock
-    collection; ``getLastRequestStatistics`` as MongoDB does (no such command) unless
+    """Answers ``find``, ``aggregate``, ``count``, ``listIndexes`` and ``ping`` from an in-process
+    engine's collection; ``getLastRequestStatistics`` as MongoDB does (no such command) unless
     ``request_charge`` makes it Cosmos DB. Every request is kept in ``received``."""
 
     def __init__(self, documents: list[dict[str, Any]], *, database: str = "db", collection: str = "items",
@@ -93,17 +75,14 @@ class EngineServer:
                  request_charge: float | None = None, statistics_error: Refusal | None = None,
                  tamper: Tamper | None = None) -> None:
         """``tamper`` changes the documents a command answers with (a server's bug)."""
-        self.collection = mongomock.MongoClient()[database][collection]
-        if documents:
-            self.collection.insert_many([dict(d) for d in documents])
-        for name in indexes or []:
-            self.collection.create_index(name)
+        self.collection = memory_collection(documents, collection, database=database, indexes=indexes or [])
         self.refusals = list(refusals or [])
         self.request_charge = request_charge
         self.statistics_error = statistics_error
         self.tamper = tamper
         self.received: list[Any] = []
         self.stalled: list[Any] = []
+        self.engine_errors: list[Exception] = []
         self.server = MockupDB(auto_ismaster={"maxWireVersion": 17, "minWireVersion": 0})
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -156,22 +135,26 @@ class EngineServer:
                 return
         try:
             self._run(request, name, doc)
-        except Exception as exc:  # the engine itself refuses: as a server would, an error reply
-            request.reply({"ok": 0, "errmsg": f"{type(exc).__name__}: {exc}"[:300], "code": 2})
+        except OperationFailure as exc:  # the engine refuses as a server would: its error reply
+            request.reply({"ok": 0, "errmsg": str(exc.details.get("errmsg") if exc.details else exc)[:300],
+                           "code": exc.code})
+        except Exception as exc:  # an engine bug: the server's own InternalError, never a silent refusal
+            self.engine_errors.append(exc)
+            request.reply({"ok": 0, "errmsg": f"internal error: {type(exc).__name__}", "code": 1})
 
     def _run(self, request: Any, name: str, doc: dict[str, Any]) -> None:
         coll = self.collection
         if name == "aggregate":
-            self._cursor(request, list(coll.aggregate(_plain(doc["pipeline"]))), doc)
+            self._cursor(request, list(coll.aggregate(doc["pipeline"])), doc)
         elif name == "find":
-            cursor = coll.find(_plain(doc.get("filter") or {}), doc.get("projection") or None)
+            cursor = coll.find(doc.get("filter") or {}, doc.get("projection") or None)
             if doc.get("sort"):
                 cursor = cursor.sort(list(doc["sort"].items()))
             if doc.get("limit"):
                 cursor = cursor.limit(int(doc["limit"]))
             self._cursor(request, list(cursor), doc)
         elif name == "count":
-            request.ok(n=coll.count_documents(_plain(doc.get("query") or {})))
+            request.ok(n=coll.count_documents(doc.get("query") or {}))
         elif name == "listIndexes":
             self._cursor(request, [dict(index) for index in coll.list_indexes()])
         elif name == "getLastRequestStatistics":

@@ -11,7 +11,7 @@ from agent.tools import get_stats
 from agent.tools.count_many import count_many
 from agent.tools.models import CountManyInput, GetStatsInput
 from agent.tools.target import AuditTarget
-from tests.conftest import RecordingCollection
+from tests.conftest import RecordingCollection, memory_collection
 
 # Nulls, missing fields, arrays with and without nulls, nested objects and arrays of objects:
 # where query-language matching is subtle, so where a re-implementation would drift.
@@ -31,10 +31,8 @@ _FILTERS = [
 
 @pytest.fixture
 def coll():  # type: ignore[no-untyped-def]
-    import mongomock
 
-    c = mongomock.MongoClient()["db"]["things"]
-    c.insert_many([dict(d) for d in _DOCS])
+    c = memory_collection([dict(d) for d in _DOCS], "things", database="db")
     return c
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 from datetime import UTC, datetime
 
-import mongomock
 from bson import Binary, Decimal128, Int64, ObjectId
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.tools.profiling import MAX_DEPTH, MAX_PATHS, bson_type, profile_documents, shape_of
+from tests.conftest import memory_collection
 
 
 def _field(fields, path):  # type: ignore[no-untyped-def]
@@ -23,8 +23,7 @@ def test_arrays_of_objects_are_descended_in_dot_notation() -> None:
     qty = _field(fields, "items.qty")
     assert qty.in_array and qty.present_count == 2 and qty.value_count == 3
     assert qty.numeric is not None and qty.numeric.negative_count == 1
-    coll = mongomock.MongoClient()["d"]["c"]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, "c", database="d")
     assert coll.count_documents({"items.qty": {"$lt": 0}}) == 1  # the reported path works as written
 
 

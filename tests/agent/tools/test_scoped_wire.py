@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
-import mongomock
 import pytest
 
 from agent.clock import ManualClock
@@ -23,6 +22,7 @@ from agent.window import unusable_filters
 from daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse
 from tests.agent.tools.refusing_data import DOCS, NOW
+from tests.conftest import memory_collection
 
 SCOPE = ScopeOptions(field="created_at", since_s=25 * 86400.0)  # the last 300 of the 600 orders
 WINDOW = {"created_at": {"$gte": (NOW - timedelta(days=25)).replace(tzinfo=None)}}  # as the server decodes it
@@ -52,9 +52,7 @@ def _found(report: AuditReport) -> dict[tuple[str, str], int]:
 
 
 def _in_memory() -> AuditReport:
-    coll = mongomock.MongoClient()["db"]["orders"]
-    coll.insert_many([dict(d) for d in DOCS])
-    coll.create_index("created_at")
+    coll = memory_collection([dict(d) for d in DOCS], "orders", database="db", indexes=["created_at"])
     return _run(AuditTarget(coll, in_memory=True))
 
 

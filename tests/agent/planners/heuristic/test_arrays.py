@@ -6,8 +6,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import mongomock
-
 from agent.clock import ManualClock
 from agent.ejson import decode
 from agent.loop import run_audit
@@ -16,11 +14,11 @@ from agent.planners.heuristic.planner import _per_element
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from tests.agent.planners.heuristic.growing import NOW
+from tests.conftest import memory_collection
 
 
 def _audit(docs: list[dict[str, Any]]) -> tuple[AuditReport, Any]:
-    coll = mongomock.MongoClient()["shop"]["shipments"]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, "shipments", database="shop")
     return run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW)), coll
 
 

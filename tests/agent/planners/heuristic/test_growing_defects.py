@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import mongomock
 import pytest
 
 from agent.clock import ManualClock
@@ -18,16 +17,16 @@ from agent.planners.heuristic import HeuristicPlanner
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
 from tests.agent.planners.heuristic.growing import DEFECTS, NOW, bookings, damaged
-from tests.conftest import RecordingCollection
+from tests.conftest import RecordingCollection, memory_collection
 
 
-def _audit(coll: Any) -> AuditReport:
-    return run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
+def _audit(coll: Any, sample_seed: int | None = None) -> AuditReport:
+    return run_audit(AuditTarget(coll, sample_seed=sample_seed), HeuristicPlanner(clock=ManualClock(NOW)),
+                     clock=ManualClock(NOW))
 
 
 def _collection(docs: list[dict[str, Any]]) -> Any:
-    coll = mongomock.MongoClient()["travel"]["bookings"]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, "bookings", database="travel")
     return coll
 
 
@@ -60,8 +59,7 @@ def test_a_key_duplicated_in_pairs_stays_reported_when_the_collection_name_says_
     """``booking_ref`` in ``export_2025``: the name does not tie the key to the collection, but
     pairs (a retry writing each record twice) over 60% of the documents are duplicates."""
     docs, affected = damaged("duplicate_key", 0.6)
-    coll = mongomock.MongoClient()["travel"]["export_2025"]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, "export_2025", database="travel")
     found = {(f.field, f.category.value): f for f in _audit(coll).findings}
     assert found[("booking_ref", "duplicate_value")].affected_count == affected
 
@@ -70,8 +68,7 @@ def test_a_reference_named_after_another_collection_is_not_a_key() -> None:
     """``booking_ref`` in ``payments`` names a booking, which a deposit and the balance both pay:
     its shared values are the relation, not duplicates."""
     docs, _ = damaged("duplicate_key", 0.6)
-    coll = mongomock.MongoClient()["travel"]["payments"]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, "payments", database="travel")
     assert [(f.field, f.category.value) for f in _audit(coll).findings] == []
 
 
@@ -119,8 +116,7 @@ def test_the_same_data_gives_the_same_findings_whatever_the_sample() -> None:
     coll = _collection(docs)
     runs = []
     for seed in range(4):
-        mongomock.aggregate._random.seed(seed)  # a different $sample each run
-        report = _audit(coll)
+        report = _audit(coll, sample_seed=seed)  # a different sample each run
         runs.append(sorted((f.field, f.category.value, f.severity.value, f.affected_count) for f in report.findings))
     assert runs[0] == [("voucher", "duplicate_value", "medium", 6)]
     assert all(run == runs[0] for run in runs)
@@ -130,8 +126,7 @@ def test_an_audit_reads_the_collection_at_most_four_times() -> None:
     from tests.agent.planners.heuristic.datasets import NOW as SHOP_NOW
     from tests.agent.planners.heuristic.datasets import planted
 
-    coll = mongomock.MongoClient()["shop"]["orders"]
-    coll.insert_many(planted())
+    coll = memory_collection(planted(), "orders", database="shop")
     recording = RecordingCollection(coll)
     # the in-memory engine: on a server each finding's evidence is also counted on its own; a first
     # run's health baseline is one more read, once per collection (tests/agent/health/test_first_run.py)

@@ -8,7 +8,6 @@ import random
 from datetime import UTC, datetime
 from typing import Any
 
-import mongomock
 import pytest
 
 from agent.clock import ManualClock
@@ -20,14 +19,14 @@ from agent.report import AuditReport
 from agent.tools.models import StatsResult
 from agent.tools.profiling import profile_documents
 from agent.tools.target import AuditTarget
+from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 Doc = dict[str, Any]
 
 
 def _audit(collection: str, docs: list[Doc]) -> AuditReport:
-    coll = mongomock.MongoClient()["keys"][collection]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, collection, database="keys")
     return run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
 
 

@@ -10,6 +10,7 @@ from agent.options import AuditOptions
 from agent.planners.heuristic import HeuristicPlanner
 from agent.report import AuditReport
 from tests.agent.planners.heuristic.datasets import NOW, PLANTED, healthy, planted
+from tests.conftest import memory_collection
 
 
 def _audit(make_target, docs) -> AuditReport:  # type: ignore[no-untyped-def]
@@ -19,12 +20,10 @@ def _audit(make_target, docs) -> AuditReport:  # type: ignore[no-untyped-def]
 
 @pytest.fixture(scope="module")
 def planted_report() -> AuditReport:
-    import mongomock
 
     from agent.tools.target import AuditTarget
 
-    coll = mongomock.MongoClient()["shop"]["orders"]
-    coll.insert_many(planted())
+    coll = memory_collection(planted(), "orders", database="shop")
     return run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
 
 
@@ -52,12 +51,10 @@ def test_affected_count_is_exact(planted_report: AuditReport, field: str, catego
 
 
 def test_evidence_queries_reproduce_the_counts(planted_report: AuditReport) -> None:
-    import mongomock
 
     from agent.ejson import decode
 
-    coll = mongomock.MongoClient()["shop"]["again"]
-    coll.insert_many(planted())
+    coll = memory_collection(planted(), "again", database="shop")
     for f in planted_report.findings:
         # evidence masked by the privacy mode (duplicated keys) is kept as run in memory, for replay
         evidence = planted_report.replay_evidence.get(f.id, f.evidence_query)

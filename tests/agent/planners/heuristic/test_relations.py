@@ -7,7 +7,6 @@ import random
 from datetime import timedelta
 from typing import Any
 
-import mongomock
 import pytest
 
 from agent.clock import ManualClock
@@ -18,6 +17,7 @@ from agent.planners.heuristic.relations import intervals
 from agent.tools.models import FieldStats
 from agent.tools.target import AuditTarget
 from tests.agent.planners.heuristic.growing import NOW
+from tests.conftest import memory_collection
 
 
 def _bookings(rng: random.Random, n: int) -> list[dict[str, Any]]:
@@ -35,8 +35,7 @@ def _bookings(rng: random.Random, n: int) -> list[dict[str, Any]]:
 
 
 def _audit(docs: list[dict[str, Any]], collection: str) -> tuple[dict[tuple[str, str], Any], Any, Any]:
-    coll = mongomock.MongoClient()["shop"][collection]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, collection, database="shop")
     report = run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
     return {(f.field, f.category.value): f for f in report.findings}, report, coll
 

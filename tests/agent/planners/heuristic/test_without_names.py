@@ -9,7 +9,6 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import mongomock
 import pytest
 
 from agent.clock import ManualClock
@@ -19,6 +18,7 @@ from agent.loop import run_audit
 from agent.planners.heuristic import HeuristicPlanner
 from agent.report import AuditReport
 from agent.tools.target import AuditTarget
+from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 SIZE = 2000
@@ -26,8 +26,7 @@ Doc = dict[str, Any]
 
 
 def _audit(collection: str, docs: list[Doc]) -> AuditReport:
-    coll = mongomock.MongoClient()["names"][collection]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, collection, database="names")
     return run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
 
 
@@ -195,8 +194,7 @@ def _earlier_run(null_share: float) -> HistoricalContext:
 def test_a_later_stage_date_may_be_missing_while_its_share_holds_steady(earlier: float | None, missing: float,
                                                                         reported: bool) -> None:
     docs = _deliveries(random.Random(5), missing)
-    coll = mongomock.MongoClient()["names"]["parcels"]
-    coll.insert_many(docs)
+    coll = memory_collection(docs, "parcels", database="names")
     report = run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW),
                        historical_context=_earlier_run(earlier) if earlier is not None else None)
     without = sum(1 for d in docs if "delivered_at" not in d)
