@@ -128,6 +128,8 @@ def run_audit(
 
     target.cap_time_with(remaining_ms)
     target.ru_budget = options.ru_budget
+    if isinstance(historical_context, HistoricalContext):  # what the last run of the collection learned of the server
+        target.sizing.checks = {**historical_context.batch_checks, **target.sizing.checks}
     if llm is not None:  # every model call (planner and evaluators) waits at most for what is left
         llm.bind_deadline(lambda: options.time_budget_s - (clock.monotonic() - start))
     with structlog.contextvars.bound_contextvars(run_id=str(state.run_id), database=state.database,

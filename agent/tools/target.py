@@ -47,6 +47,7 @@ from pymongo.collection import Collection
 
 from agent.errors import ArgusError, QueryRejected, QueryTimeout, TargetUnavailable, ToolError
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
+from agent.tools.batch_size import BatchSizing
 from agent.tools.compat import ServerRefusals, has_type_alias, refuses_type_alias, with_type_codes
 from agent.tools.engine_deadline import honours_max_time, within
 from agent.tools.guard import check_filter, check_pipeline
@@ -103,6 +104,7 @@ class AuditTarget:
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
         self.refusals = ServerRefusals()
+        self.sizing = BatchSizing()  # checks per batched pass on this server (count_many); a run may start it
         if self.in_memory:
             self.refusals.learn("getLastRequestStatistics", "")  # no server to ask (an empty note is not shown)
         self._seed = zlib.crc32(f"{self.database}.{self.name}".encode()) if sample_seed is None else sample_seed
@@ -132,6 +134,7 @@ class AuditTarget:
         other.ledger = self.ledger
         other._is_sibling = True
         other._time_cap = self._time_cap
+        other.sizing = self.sizing
         other.refusals = self.refusals  # the same server: what it refuses for one collection, it refuses for all
         return other
 
@@ -224,7 +227,7 @@ class AuditTarget:
 
     def cost(self) -> DatabaseCost:
         """What the operations sent so far cost: the report's ``database_cost``."""
-        return self.ledger.summary()
+        return self.ledger.summary().model_copy(update={"batch_checks": dict(self.sizing.checks)})
 
     def _limit_ms(self) -> int:
         """A server's query gets ``max_time_ms`` (it protects the server), cut to the run's remaining
