@@ -139,7 +139,7 @@ def test_a_query_the_server_never_answers_is_a_timeout_of_that_check_not_a_lost_
 
 
 @pytest.mark.slow  # four queries left to time out at 2.5 s each
-def test_a_stalled_batch_is_asked_check_by_check_and_only_the_stalled_checks_go_unanswered(
+def test_a_stalled_batch_is_split_until_the_stalled_checks_stand_alone_and_only_they_go_unanswered(
         servers: list[EngineServer]) -> None:
     def stall_email_format(name: str, doc: dict[str, Any]) -> Refusal | None:  # its pattern ends in xn--
         return STALL if name == "aggregate" and "xn--" in str(doc) else None
@@ -152,7 +152,7 @@ def test_a_stalled_batch_is_asked_check_by_check_and_only_the_stalled_checks_go_
     assert ("email", "format_violation") not in found and found[("order_no", "duplicate_value")] == 2
     assert {c.reason for c in report.unanswered_checks} == {"timed out"}
     assert {f for c in report.unanswered_checks for f in c.fields} == {"email"}
-    assert "a batched pass reached its time limit: its checks were asked one at a time" in report.notes
+    assert any(n.startswith("a batched pass reached its time limit: later passes of ") for n in report.notes)
 
 
 def _alone_counts(server: EngineServer) -> int:
