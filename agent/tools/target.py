@@ -426,7 +426,8 @@ class AuditTarget:
                             f"a timeout of this query")
 
     def _record(self, kind: str, full_pass: bool, t0: float, *, error: str | None = None) -> None:
-        record = OperationRecord(kind=kind, full_pass=full_pass and error is None,
+        # A read that timed out visited the collection until it was stopped: still a pass; a refused one did not.
+        record = OperationRecord(kind=kind, full_pass=full_pass and error in (None, "QueryTimeout", "NetworkTimeout"),
                                  duration_ms=round((time.perf_counter() - t0) * 1000, 3), error=error)
         if record.full_pass and self._scope is None and self.ledger.window_documents is not None:
             record.documents_examined = self.ledger.collection_size  # the unscoped view of a scoped run
