@@ -152,6 +152,9 @@ class HistoricalContext(BaseModel):
                     "itself has moved")
     growth_factor: float = 1.5
     health: list[HealthSnapshot] = Field(default_factory=list, description="earlier runs' health, oldest first")
+    batch_checks: dict[str, int] = Field(default_factory=dict, description="checks a batched pass of each kind "
+                                         "carried within the time limit in the latest run that learned it: this "
+                                         "run's first pass sizes")
 
     def label_for(self, fp: str) -> LabelSummary | None:
         return self.labels.get(fp)

@@ -129,6 +129,8 @@ def run_audit(
 
     target.cap_time_with(remaining_ms)
     target.ru_budget = options.ru_budget
+    if isinstance(historical_context, HistoricalContext):  # what the last run of the collection learned of the server
+        target.sizing.checks = {**historical_context.batch_checks, **target.sizing.checks}
     if llm is not None:  # every model call (planner and evaluators) waits at most for what is left
         llm.bind_deadline(lambda: options.time_budget_s - (clock.monotonic() - start))
     with structlog.contextvars.bound_contextvars(run_id=str(state.run_id), database=state.database,
@@ -568,16 +570,17 @@ def _commit_finding(state: AgentState, target: AuditTarget, proposed: ProposedAc
 
 
 def _counted_alone(state: AgentState, target: AuditTarget, candidate: Finding) -> Finding:
-    """On a server, a count from a batched pass is not taken on trust: the finding's evidence query
-    is counted on its own (``count_documents``) before the gate sees it, and that count is the
-    finding's. Where the two differ (a server's bug, a stage it evaluates differently) it is noted.
-    The in-memory engine answers both from one evaluator, so there they cannot differ."""
+    """On a server, a finding's count is confirmed by the batched pass that counted its evidence
+    query (a ``[$match, $count]`` branch: the query language's own count, as ``count_documents``'s):
+    where the finding carries that count, it stands, at no read of its own. Only where the two
+    disagree is the evidence query counted on its own (``count_documents``), and that count is the
+    finding's, noted. The in-memory engine answers both from one evaluator, so there they cannot differ."""
     try:
         key = filter_key(candidate.evidence_query)
     except (ValueError, TypeError):
         return candidate  # the gate says why
     batched = state.evidence_counts.get(key)
-    if target.in_memory or batched is None or key in state.evidence_alone:
+    if target.in_memory or batched is None or key in state.evidence_alone or candidate.affected_count == batched:
         return candidate
     what = f"{candidate.field} {candidate.category.value}"
     try:
@@ -590,17 +593,10 @@ def _counted_alone(state: AgentState, target: AuditTarget, candidate: Finding) -
         return candidate
     state.evidence_counts[key] = alone
     state.evidence_alone.add(key)
-    if alone == batched or candidate.affected_count != batched:
-        return candidate
-    state.notes.append(f"the evidence query of {what} counts {alone:,} documents on its own where the batched pass "
-                       f"counted {batched:,}: the finding carries {alone:,}")
-    size = max(state.collection_size, 1)
-    described = f"{batched:,} of {size:,} documents ({batched / size:.2%})"
-    description = candidate.description
-    if description.startswith(described):
-        description = f"{alone:,} of {size:,} documents ({alone / size:.2%})" + description[len(described):]
-    return candidate.model_copy(update={"affected_count": alone, "affected_pct": round(min(alone / size, 1.0), 6),
-                                        "description": description})
+    if alone != batched and alone == candidate.affected_count:
+        state.notes.append(f"the evidence query of {what} counts {alone:,} documents on its own where the batched "
+                           f"pass counted {batched:,}: the finding carries {alone:,}")
+    return candidate  # else the gate weighs the finding against its query's own count
 
 
 def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], *, started_at: Any,

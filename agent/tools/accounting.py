@@ -49,6 +49,9 @@ class DatabaseCost(BaseModel):
     request_units: float | None = Field(None, description="Cosmos DB request units charged (getLastRequestStatistics);"
                                                           " None when the server is not Cosmos DB")
     database_time_s: float = Field(0.0, description="wall-clock seconds spent waiting on the database")
+    batch_checks: dict[str, int] = Field(default_factory=dict, description="checks one batched pass ($facet) of "
+                                         "each kind (counts, stats) carries within the time limit on this server, "
+                                         "as learned in this run; the next run of the collection starts from it")
     operations: list[OperationRecord] = Field(default_factory=list)
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -45,6 +46,7 @@ from bson.regex import Regex
 
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused, QueryRejected, QueryTimeout
+from agent.tools.batch_size import FILL, FIRST_CHUNK
 from agent.tools.compat import complement_split, facet_note, named_operators, operators_in, refusal_reason
 from agent.tools.get_stats import build_pipeline, duplicate_branches, duplicates_rows, stats_result, value_condition
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
@@ -157,8 +159,10 @@ def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
         if apart:
             _one_by_one(run, apart)
         rest = [i for i in items if i not in apart]
-        if rest:
+        if rest and target.in_memory:  # Argus's own process: a pass gets the run's remaining time, whatever its size
             _batched(run, rest, first=True)
+        elif rest:
+            _sized(run, rest)
     answers = [run.answers[item.slot] for item in items]
     counts = [a for a in answers if isinstance(a, CountedQuery)]
     stats = [a for a in answers if isinstance(a, StatsResult)]
@@ -195,6 +199,43 @@ def _batched(run: _Run, items: list[_Item], *, first: bool = False) -> None:
     answers: list[CountedQuery | StatsResult] = [*done.counts, *done.stats]
     for item, answer in zip(items, answers, strict=True):
         run.answers[item.slot] = answer
+
+
+def _sized(run: _Run, items: list[_Item]) -> None:
+    """Ask ``items`` in chunks a pass answers within the server's time limit (``agent.tools.batch_size``):
+    the first chunk times a check, the rest go in as few chunks as fit; a chunk that times out is halved."""
+    sizing, limit_ms = run.target.sizing, run.target.max_time_ms
+    kind = "stats" if any(isinstance(i.check, GetStatsInput) for i in items) else "counts"
+    head = items[:sizing.first_chunk(kind, len(items))]
+    rest = items[len(head):]
+    pending = [head]
+    while pending:
+        chunk = pending.pop(0)
+        t0 = time.perf_counter()
+        try:
+            done = _counted(run.target, _params(chunk), *count_many_pipeline(_params(chunk)))
+        except QueryTimeout:
+            if len(chunk) == 1 or run.target.exhausted() is not None:
+                _one_by_one(run, chunk)
+            else:
+                size = sizing.timed_out(kind, len(chunk))
+                run.target.refusals.learn(f"batch timeout {kind}", f"a batched pass reached its time limit: later "
+                                                                   f"passes of {kind} carry at most {size} checks each")
+                half = len(chunk) // 2
+                pending[:0] = [chunk[:half], chunk[half:]]
+        except QueryRejected as exc:
+            _refused(run, chunk, exc)
+        else:
+            elapsed_ms = (time.perf_counter() - t0) * 1000
+            if len(chunk) >= min(FIRST_CHUNK, sizing.known(kind) or FIRST_CHUNK) or elapsed_ms > limit_ms * FILL:
+                sizing.learn(kind, len(chunk), elapsed_ms, limit_ms)  # a full chunk, or one too slow for its size
+            answers: list[CountedQuery | StatsResult] = [*done.counts, *done.stats]
+            for item, answer in zip(chunk, answers, strict=True):
+                run.answers[item.slot] = answer
+        if not pending and rest:
+            pending, rest = sizing.chunks(kind, rest), []
+        if pending:
+            run.reads += 1
 
 
 def _refused(run: _Run, items: list[_Item], exc: QueryRejected) -> None:

@@ -48,6 +48,7 @@ from pymongo.collection import Collection
 
 from agent.errors import ArgusError, EngineFault, QueryRejected, QueryTimeout, TargetUnavailable, ToolError
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
+from agent.tools.batch_size import BatchSizing
 from agent.tools.compat import (
     NOT_BY_SUBTRACTION,
     ServerRefusals,
@@ -113,6 +114,7 @@ class AuditTarget:
         self.ledger = OperationLedger(server="memory" if self.in_memory else "unknown")
         self._sleep = sleep
         self.refusals = ServerRefusals()
+        self.sizing = BatchSizing()  # checks per batched pass on this server (count_many); a run may start it
         if self.in_memory:
             self.refusals.learn("getLastRequestStatistics", "")  # no server to ask (an empty note is not shown)
         self._seed = zlib.crc32(f"{self.database}.{self.name}".encode()) if sample_seed is None else sample_seed
@@ -142,6 +144,7 @@ class AuditTarget:
         other.ledger = self.ledger
         other._is_sibling = True
         other._time_cap = self._time_cap
+        other.sizing = self.sizing
         other.refusals = self.refusals  # the same server: what it refuses for one collection, it refuses for all
         return other
 
@@ -235,7 +238,7 @@ class AuditTarget:
 
     def cost(self) -> DatabaseCost:
         """What the operations sent so far cost: the report's ``database_cost``."""
-        return self.ledger.summary()
+        return self.ledger.summary().model_copy(update={"batch_checks": dict(self.sizing.checks)})
 
     def _limit_ms(self) -> int:
         """A server's query gets ``max_time_ms`` (it protects the server), cut to the run's remaining
@@ -451,7 +454,8 @@ class AuditTarget:
                             f"a timeout of this query")
 
     def _record(self, kind: str, full_pass: bool, t0: float, *, error: str | None = None) -> None:
-        record = OperationRecord(kind=kind, full_pass=full_pass and error is None,
+        # A read that timed out visited the collection until it was stopped: still a pass; a refused one did not.
+        record = OperationRecord(kind=kind, full_pass=full_pass and error in (None, "QueryTimeout", "NetworkTimeout"),
                                  duration_ms=round((time.perf_counter() - t0) * 1000, 3), error=error)
         if record.full_pass and self._scope is None and self.ledger.window_documents is not None:
             record.documents_examined = self.ledger.collection_size  # the unscoped view of a scoped run

@@ -578,13 +578,18 @@ class PostgresStore:
                     summary.false_positives += 1
                     summary.labelled_share = max(summary.labelled_share or 0.0, share)
                 summary.last_note = note or summary.last_note
+            sized = conn.execute(
+                """select report->'database_cost'->'batch_checks' from runs
+                   where connection = %s and database = %s and collection = %s
+                         and report->'database_cost'->'batch_checks' <> '{}'::jsonb
+                   order by started_at desc limit 1""", tuple(ref)).fetchone()
             health = [HealthSnapshot.model_validate(row[0]) for row in conn.execute(
                 """select snapshot from run_health where connection = %s and database = %s and collection = %s
                        order by at desc limit %s""", (*ref, health_runs))]
         past = [PastRun(run_id=r[0], started_at=r[1], outcome=r[2], findings=found.get(r[0], []),
                         health=HealthSnapshot.model_validate(r[3]) if r[3] else None) for r in rows]
         context = build_context(past, labels, drift_tolerance=drift_tolerance, growth_factor=growth_factor)
-        return context.model_copy(update={"health": health[::-1]})
+        return context.model_copy(update={"health": health[::-1], "batch_checks": sized[0] if sized else {}})
 
     def get_report(self, run_id: UUID) -> AuditReport:
         with self._conn() as conn:

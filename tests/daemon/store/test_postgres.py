@@ -226,3 +226,12 @@ def test_health_is_stored_with_its_run_read_back_as_history_and_pruned_with_it(s
     assert [h.documents for h in store.history(REF).health] == [7000]
     with psycopg.connect(pg_dsn) as conn:
         assert conn.execute("select count(*) from run_health where run_id = %s", (old.run_id,)).fetchone() == (0,)
+
+
+def test_history_gives_the_batch_sizes_the_latest_run_learned(store: PostgresStore) -> None:
+    """The next run of a collection starts its batched passes at the sizes the server allowed last time."""
+    for minutes, sizes in ((0, {"counts": 300}), (10, {"counts": 120, "stats": 40}), (20, {})):
+        run = report([finding("zip")], minutes=minutes)
+        run.database_cost.batch_checks = sizes
+        store.save_report(run)
+    assert store.history(REF).batch_checks == {"counts": 120, "stats": 40}  # a run that learned nothing keeps them
