@@ -39,7 +39,7 @@ def missing(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _start_own(tmp: Path) -> tuple[str, Path] | None:
+def _start_own() -> tuple[str, Path] | None:
     """Start a server for this session (one per xdist worker: each its own port and directory)."""
     worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
     port = 27400 + int(re.sub(r"\D", "", worker) or 0) + (os.getpid() % 200) * 4
@@ -62,9 +62,9 @@ def live_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         return
     if not (DDB / "start.sh").is_file():
         missing(f"{URI_VARIABLE} is unset and {DDB}/start.sh is absent: no MongoDB-compatible server to test against")
-    started = _start_own(tmp_path_factory.mktemp("ddb"))
+    started = _start_own()
     if started is None:
-        missing(f"{URI_VARIABLE} is unset and {DDB}/start.sh could not start a server (it needs root and PostgreSQL 15)")
+        missing(f"{URI_VARIABLE} is unset and {DDB}/start.sh could not start a server (needs root, PostgreSQL 15)")
         return
     uri, directory = started
     try:
