@@ -16,7 +16,10 @@ from tests.integration.conftest import BENCH
 
 pytestmark = pytest.mark.live
 
-BENCH_NAMES = sorted(path.stem for path in BENCH.glob("*.jsonl")) or ["(no shared bench)"]
+# products (3,000 documents, 673 checks) costs hundreds of passes on DocumentDB until batched passes
+# are sized to the server (issue 30, item 2): minutes under load, hence slow.
+BENCH_NAMES = [pytest.param(name, marks=pytest.mark.slow) if name == "products" else name
+               for name in sorted(path.stem for path in BENCH.glob("*.jsonl"))] or ["(no shared bench)"]
 
 
 def _assert_same(live: tuple[int, dict[str, Any]], file: tuple[int, dict[str, Any]]) -> None:
