@@ -1,103 +1,81 @@
-"""What Argus reads on the real server, as a user runs it (`argus audit --uri …`): a contract whose
-`references` rule looks across two live collections, a scoped audit over an indexed scope field, and
-the read-only promise checked on the wire and in the server's catalog."""
+"""What only a real server shows: a contract looking values up in a second live collection, a scoped
+audit reading through an index created on the server, and that nothing Argus sends writes."""
 
 from __future__ import annotations
 
-import hashlib
-import json
-import random
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pymongo
+import pytest
 from bson import json_util
 from pymongo import monitoring
 from typer.testing import CliRunner
 
 from daemon.cli import app
-from tests.integration.live_audit import audit, copy_into
+from tests.integration.audits import audit, finding_keys, load_jsonl
 
-_READS = {"aggregate", "find", "getMore", "killCursors", "count", "distinct", "listIndexes", "listCollections",
-          "collStats", "dbStats", "ping", "hello", "isMaster", "ismaster", "buildInfo", "endSessions",
-          "getLastRequestStatistics", "explain"}
+pytestmark = pytest.mark.live
 
-
-def _argus(*args: str) -> tuple[int, Any]:
-    result = CliRunner().invoke(app, ["audit", *args, "--no-store", "--format", "json"])
-    body = result.stdout[result.stdout.index("{"):] if "{" in result.stdout else "{}"
-    return result.exit_code, json.loads(body)
+READS = {"find", "aggregate", "getMore", "killCursors", "count", "distinct", "listIndexes", "listCollections",
+         "collStats", "dbStats", "hello", "isMaster", "ismaster", "ping", "buildInfo", "buildinfo", "endSessions",
+         "getLastRequestStatistics"}  # Cosmos DB's request charge of the last read: reads server state only
 
 
-def _customers_and_orders(live_db: Any) -> None:
-    rng = random.Random(3)
-    customers = [{"customer_id": f"C{i:05d}", "name": f"n{i}"} for i in range(800)]
-    orders = [{"order_id": f"O{i:06d}", "customer_id": f"C{rng.randrange(800):05d}", "total": rng.randint(5, 300)}
-              for i in range(2500)]
-    for i in range(0, 2500, 125):  # 20 orders point at customers that do not exist
-        orders[i]["customer_id"] = f"X{i:05d}"
-    copy_into(customers, live_db["customers"])
-    copy_into(orders, live_db["orders"])
+def _orders_and_customers(tmp_path: Path, live_db: Any) -> tuple[Path, Path]:
+    customers = [{"customer_id": f"C{i:04d}", "name": f"n{i}"} for i in range(300)]
+    orders = [{"order_id": f"O{i:05d}", "customer_id": f"C{i % 330:04d}", "qty": 1 + i % 5} for i in range(1200)]
+    paths = []
+    for name, documents in (("orders", orders), ("customers", customers)):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text("".join(json_util.dumps(doc) + "\n" for doc in documents))
+        load_jsonl(live_db[name], path)
+        paths.append(path)
+    return paths[0], paths[1]
 
 
-def test_a_references_rule_across_two_live_collections_counts_the_orphans(live_db: Any, live_uri: str,
-                                                                         tmp_path: Path) -> None:
-    _customers_and_orders(live_db)
+def test_contract_references_a_second_live_collection(tmp_path: Path, live_db: Any, live_uri: str) -> None:
+    orders, customers = _orders_and_customers(tmp_path, live_db)
     contract = tmp_path / "orders.yaml"
-    contract.write_text("fields:\n  customer_id: {references: customers.customer_id}\n")
-
-    code, report = _argus("--uri", live_uri, "--database", live_db.name, "--collection", "orders",
-                          "--contract", str(contract))
-
-    orphans = [f for f in report["findings"] if f["category"] == "orphan_reference"]
-    assert [(f["field"], f["affected_count"]) for f in orphans] == [("customer_id", 20)]
-    assert report["outcome"] == "succeeded", report.get("notes")
-    assert code == 1  # an orphan reference is at least high
+    contract.write_text("collection: orders\nfields:\n  customer_id: {references: customers.customer_id}\n")
+    code, live = audit("--uri", live_uri, "--database", live_db.name, "--collection", "orders",
+                       "--contract", str(contract))
+    file_code, file = audit("--file", str(orders), "--file", str(customers), "--contract", str(contract))
+    orphans = sum(1 for i in range(1200) if i % 330 >= 300)
+    assert ("customer_id", "orphan_reference", orphans) in finding_keys(live)
+    assert (code, live["outcome"], finding_keys(live)) == (file_code, file["outcome"], finding_keys(file))
 
 
-def test_a_scoped_audit_over_an_indexed_scope_field_reads_only_its_window(live_db: Any, live_uri: str) -> None:
+def test_scoped_audit_reads_the_window_through_an_index(live_db: Any, live_uri: str) -> None:
     now = datetime.now(UTC)
-    rng = random.Random(4)
-    documents = []
-    for i in range(3000):
-        recent = i % 3 == 0  # 1,000 documents in the last 10 days, 2,000 older
-        updated = now - timedelta(days=rng.uniform(0.1, 9.5) if recent else rng.uniform(40, 400))
-        doc = {"sku": f"S{i:05d}", "updated": updated, "price": rng.randint(100, 900)}
-        if recent and i % 30 == 0:  # every tenth recent document (100) without a price
-            del doc["price"]
-        documents.append(doc)
-    live = live_db["catalog"]
-    copy_into(documents, live)
-    live.create_index([("updated", pymongo.ASCENDING)])
+    events = []
+    for i in range(2000):
+        recent = i % 4 == 0  # 500 in the last day, 1500 weeks old
+        events.append({"received_at": now - (timedelta(hours=i % 20) if recent else timedelta(days=10 + i % 30)),
+                       "amount": -5.0 if i % 10 == 0 else 10.0 + i % 90, "kind": "a" if i % 2 else "b"})
+    live_db.events.insert_many(events)
+    live_db.events.create_index("received_at")  # createIndexes through the gateway
+    assert any(ix["key"] == {"received_at": 1} for ix in live_db.events.list_indexes())
 
-    code, report = _argus("--uri", live_uri, "--database", live_db.name, "--collection", "catalog",
-                          "--since", "10d", "--scope-field", "updated")
-
-    assert report["outcome"] == "succeeded", report.get("notes")
-    nulls = {f["field"]: f["affected_count"] for f in report["findings"] if f["category"] == "null_rate"}
-    assert nulls == {"price": 100}
-    assert (report["window"]["documents"], report["window"]["indexed"]) == (1000, True)
-    assert code == (1 if {f["severity"] for f in report["findings"]} & {"high", "critical"} else 0)
-
-
-def _catalog(db: Any) -> str:
-    """Everything a write would change: collections with options, indexes, and every document."""
-    state = []
-    for name in sorted(db.list_collection_names()):
-        documents = sorted(json_util.dumps(d, sort_keys=True) for d in db[name].find({}))
-        state.append([name, json_util.dumps(db[name].options(), sort_keys=True),
-                      sorted(json_util.dumps(i, sort_keys=True) for i in db[name].list_indexes()),
-                      hashlib.sha256("\n".join(documents).encode()).hexdigest(), len(documents)])
-    return json.dumps(state)
+    _, report = audit("--uri", live_uri, "--database", live_db.name, "--collection", "events",
+                      "--since", "24h", "--scope-field", "received_at")
+    assert report["outcome"] == "succeeded"
+    assert report["window"]["field"] == "received_at"
+    assert report["window"]["documents"] == 500
+    assert report["window"]["indexed"] is True
+    amounts = [f for f in report["findings"] if f["field"] == "amount"]
+    assert [f["affected_count"] for f in amounts] == [100]  # i % 20 == 0: the window's negatives, not all 200
 
 
 class _Commands(monitoring.CommandListener):
     def __init__(self) -> None:
-        self.names: list[str] = []
+        self.sent: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
 
     def started(self, event: monitoring.CommandStartedEvent) -> None:
-        self.names.append(event.command_name)
+        with self._lock:
+            self.sent.append((event.database_name, event.command_name))
 
     def succeeded(self, event: monitoring.CommandSucceededEvent) -> None:
         pass
@@ -106,16 +84,31 @@ class _Commands(monitoring.CommandListener):
         pass
 
 
-def test_an_audit_sends_only_reads_and_leaves_the_server_as_it_was(live_db: Any, live_uri: str) -> None:
-    _customers_and_orders(live_db)
-    live_db["orders"].create_index("order_id", unique=True)
-    before = _catalog(live_db)
-    commands = _Commands()
-    client: pymongo.MongoClient[Any] = pymongo.MongoClient(live_uri, event_listeners=[commands])
+def _catalog_and_documents(live_db: Any) -> dict[str, Any]:
+    state: dict[str, Any] = {}
+    for info in sorted(live_db.list_collections(), key=lambda c: c["name"]):
+        name = info["name"]
+        state[name] = {
+            "options": info.get("options"),
+            "indexes": sorted(json_util.dumps(ix) for ix in live_db[name].list_indexes()),
+            "count": live_db[name].count_documents({}),
+            "documents": [json_util.dumps(d) for d in live_db[name].find({}).sort("_id", 1)],
+        }
+    state["databases"] = sorted(live_db.client.list_database_names())
+    return state
 
-    report = audit(client[live_db.name]["orders"])
 
-    assert report.outcome == "succeeded"
-    assert commands.names and set(commands.names) <= _READS, sorted(set(commands.names) - _READS)
-    assert _catalog(live_db) == before
-    client.close()
+def test_nothing_argus_sends_writes(tmp_path: Path, live_db: Any, live_uri: str) -> None:
+    _orders_and_customers(tmp_path, live_db)
+    contract = tmp_path / "orders.yaml"
+    contract.write_text("fields:\n  customer_id: {references: customers.customer_id}\n  order_id: {unique: true}\n")
+    before = _catalog_and_documents(live_db)
+    listener = _Commands()
+    monitoring.register(listener)  # every client created from here on, the audit's among them
+    result = CliRunner().invoke(app, ["audit", "--uri", live_uri, "--database", live_db.name, "--collection",
+                                      "orders", "--contract", str(contract), "--format", "json", "--no-store"])
+    assert result.exit_code == 1, result.output  # the orphans are a high finding
+    sent = {name for database, name in listener.sent if database in {live_db.name, "admin"}}
+    assert {"aggregate", "find"} <= sent
+    assert sent <= READS, f"Argus sent commands that are not reads: {sorted(sent - READS)}"
+    assert _catalog_and_documents(live_db) == before
