@@ -612,6 +612,8 @@ def _moved_clause(path: str, result: StatsResult) -> tuple[dict[str, Any], str] 
 
 
 def _fence_reason(fence: Fence) -> str:
+    if fence.future:
+        return "in the future, apart from every earlier value"
     if not fence.shift:
         return f"far {fence.side} every other value"
     times = f"{10 ** abs(fence.shift):,}"
