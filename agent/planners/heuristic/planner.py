@@ -561,9 +561,9 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
         if probe.kind == "enum":
             check = _enum_check(probe.path, result)
         elif probe.kind == "number_set":
-            found = _moved_clause(probe.path, result)
-            if found is not None:
-                moved[probe.path] = found
+            clause = _moved_clause(probe.path, result)
+            if clause is not None:
+                moved[probe.path] = clause
         elif probe.kind == "duplicates":
             check = _duplicate_check(probe, result, size)
         else:

@@ -53,9 +53,10 @@ FAR_FROM_ZERO = 0.5     # ... and its smallest positive value this many tail-rea
 # apps, unanswered calls. Planted impossible values (zero, negatives, absurd sizes) put their zeros
 # beside as many negatives, which keep the rule; a zero placeholder alone above this share is missed.
 ZERO_STATE = 0.05
-MIRROR_SHARE = 0.25     # negatives up to this share that mirror the positive bulk are a sign flipped on some of it ...
+MIRROR_SHARE = 0.35     # negatives up to this share that mirror the positive bulk are a sign flipped on some of it ...
 MIRROR_MIN = 5          # ... seen in at least this many sampled values
-MIRROR_TOLERANCE = 0.3  # ... whose quartiles and median, on a log scale, lie this close to the positives' (decades)
+MIRROR_TOLERANCE = 0.1  # ... whose quartiles and median, on a log scale, lie this close to the positives' (decades),
+MIRROR_ERRORS = 2.0     # ... plus this many standard errors of a quantile of that many values
 SENTINELS = 3           # an integer field's negatives taking at most this many values are sentinels or typos
 MODE_SHARE = 0.05       # a single value held by this share of the sample is one of the field's modes ...
 MODE_REACH = 3.0        # ... when it lies within this many times the fence's distance from the centre
@@ -207,8 +208,9 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     # More than a rare few: the values decide whether the negatives are the positive bulk with its
     # sign flipped (a mirror) or a handful of impossible counts; a field the name calls signed keeps
     # its mirror (debits beside credits look just so), never the rare rule above.
-    unnamed_floor = unnamed_floor or (stats.negative_count <= MIRROR_SHARE * n and (
-        (not hints.signed and _mirrors(stats)) or _sentinels(stats)))
+    # Zero held often (a score's change of 0) is the middle of a spread that crosses it, no gap.
+    unnamed_floor = unnamed_floor or (stats.negative_count <= MIRROR_SHARE * n and stats.zero_count <= ZERO_STATE * n
+                                      and ((not hints.signed and _mirrors(stats)) or _sentinels(stats)))
     zero_state = stats.zero_count >= ZERO_STATE * n and rare_negatives
     bulk = stats.spreads.get("all")
     named = (hints.nonnegative or hints.positive) and stats.negative_count < MINORITY * n
@@ -221,7 +223,8 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
         plan.conditions.append(("negative", {"$lt": 0}))
         if stats.negative_count:
             plan.seen.add("negative")
-        bulk = stats.spreads.get("positive" if zero_state else "nonnegative", bulk)
+        few_zeros = zero_state or stats.zero_count <= ZERO_STATE * n  # a state, or too few to shape the bulk
+        bulk = stats.spreads.get("positive" if few_zeros else "nonnegative", bulk)
     middle = bulk.quantiles if bulk is not None else q
     if hints.bounds is not None:
         lo, hi = hints.bounds
@@ -241,7 +244,10 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
         return plan  # the magnitude of an identifier carries no meaning
     plan.fences += [Fence(split.side, split.at, 0.0, Scale(log=True), edge=split.edge, shift=split.shift,
                           few=split.few) for split in scale_splits(stats)]
-    if not hints.positive and stats.zero_count <= ZERO_STATE * n and q["p25"] > 0 and clear_of_zero:
+    # Zero is a state when many documents hold it and negatives are (nearly) absent; zeros planted
+    # beside negatives (impossible counts: -15, 0, 99,999) keep the rule at any minority share.
+    zeros_apart = stats.zero_count <= ZERO_STATE * n or (not zero_state and stats.zero_count < MINORITY * n)
+    if not hints.positive and zeros_apart and q["p25"] > 0 and clear_of_zero:
         plan.conditions.append(("zero placeholder far below the bulk", {"$eq": 0}))
         if stats.zero_count:
             plan.seen.add("zero placeholder far below the bulk")
@@ -270,25 +276,30 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
 
 def _mirrors(stats: NumericStats) -> bool:
     """The negatives' magnitudes spread as the positive values do (their quartiles and median within
-    ``MIRROR_TOLERANCE`` decades): the bulk written with the wrong sign. A spread that crosses zero
-    (temperatures, balances, deltas) puts its negatives near zero, far below its positive middle."""
+    ``MIRROR_TOLERANCE`` decades, plus what so few negatives leave uncertain): the bulk written with
+    the wrong sign. A spread that crosses zero (temperatures, balances, deltas) puts its negatives
+    nearer zero than its positives, by a quarter of a decade and more at every quartile."""
     negated, positive = stats.spreads.get("negated"), stats.spreads.get("positive")
     if negated is None or positive is None or negated.count < MIRROR_MIN:
         return False
     a, b = negated.quantiles, positive.quantiles
-    return all(a[k] > 0 and b[k] > 0 and abs(math.log10(a[k] / b[k])) <= MIRROR_TOLERANCE
-               for k in ("p25", "p50", "p75"))
+    if min(a["p25"], b["p25"]) <= 0:
+        return False
+    sigma = math.log10(b["p75"] / b["p25"]) / 1.349  # the positives' spread, decades, as a normal's
+    tolerance = MIRROR_TOLERANCE + MIRROR_ERRORS * 1.25 * sigma / math.sqrt(negated.count)
+    return all(abs(math.log10(a[k] / b[k])) <= tolerance for k in ("p25", "p50", "p75"))
 
 
 def _sentinels(stats: NumericStats) -> bool:
-    """A field of integers whose bulk is at least zero, with negatives of a few values only (-1,
-    -30): sentinels or typos. A spread that crosses zero thins out below it through many values."""
+    """A field of integers whose bulk stands above zero (its 10th percentile is positive), with
+    negatives of a few values only (-1, -30): sentinels or typos. A spread that crosses zero holds
+    zero itself often and thins out below it through many values."""
     nonnegative = stats.spreads.get("nonnegative")
     if stats.integer_share < 1.0 or nonnegative is None or stats.negative_count < MIRROR_MIN:
         return False
     negatives = [v for v, _ in stats.low_tail if v < 0]
     every_one = len(negatives) < len(stats.low_tail)  # the tail reached past them: it lists them all
-    return every_one and len(negatives) <= SENTINELS and nonnegative.quantiles["p05"] >= 0
+    return every_one and len(negatives) <= SENTINELS and nonnegative.quantiles["p10"] > 0
 
 
 def _log_symmetric(q: dict[str, float]) -> bool:
