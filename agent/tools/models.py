@@ -88,7 +88,8 @@ class NumericStats(BaseModel):
     low_tail: list[tuple[float, int]] = Field(default_factory=list, description="smallest distinct values")
     high_tail: list[tuple[float, int]] = Field(default_factory=list, description="largest distinct values")
     spreads: dict[str, Spread] = Field(default_factory=dict, description="of the finite values ('all'), of those "
-                                                                         "at least zero and of those above zero")
+                                                                         "at least zero, of those above zero, and of "
+                                                                         "the negatives' magnitudes ('negated')")
     log_bins: list[tuple[int, int]] = Field(
         default_factory=list, description="positive finite values per tenth of a decade: (floor(10 * log10(v)), "
                                           "count), ascending; a second cluster 100 times the bulk shows as its own run")

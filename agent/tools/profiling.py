@@ -344,6 +344,7 @@ def _spreads(finite: list[float]) -> dict[str, Spread]:
     violations has its bulk measured without them, so they cannot widen it as they grow."""
     subsets = (("all", finite), ("nonnegative", [v for v in finite if v >= 0]),
                ("positive", [v for v in finite if v > 0]))
+    negated = [-v for v in reversed(finite) if v < 0]
     out: dict[str, Spread] = {}
     previous: tuple[int, Spread | None] = (-1, None)
     for name, values in subsets:
@@ -353,6 +354,10 @@ def _spreads(finite: list[float]) -> dict[str, Spread]:
         previous = (len(values), spread)
         if spread is not None:
             out[name] = spread
+    if negated:  # the negatives' magnitudes: a sign flipped on some positive values mirrors the positive bulk
+        spread = _spread(negated)
+        if spread is not None:
+            out["negated"] = spread
     return out
 
 

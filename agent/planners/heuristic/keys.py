@@ -59,6 +59,26 @@ def _bound(expected: float) -> float:
     return expected + 3 * math.sqrt(expected) + 2
 
 
+CHANCE_ODDS = 1 / 5000       # chance explains a count of repeated values it reaches this often or more
+
+
+def _chance_bound(expected: float) -> int:
+    """The most repeated values chance collisions reach but for one time in ``1 / CHANCE_ODDS``: the
+    Poisson tail, exact where a count is small (two repeated values in five thousand emails are
+    no chance pair when chance expects a hundredth of one, however few they are)."""
+    if expected <= 0:
+        return 0
+    term = math.exp(-expected)
+    if term == 0.0:
+        return math.ceil(_bound(expected))  # beyond what the tail's first term can hold: the normal's
+    k, below = 0, term
+    while 1 - below > CHANCE_ODDS:
+        k += 1
+        term *= expected / k
+        below += term
+    return k
+
+
 def chance_repeats(values: float, log_space: float) -> float:
     """Expected values that repeat an earlier one when ``values`` are drawn at random from
     ``10 ** log_space`` equally likely ones (the sample's ``values - distinct``)."""
@@ -170,7 +190,7 @@ def key_plan(f: FieldStats, hints: NameHints, *, collection: str = "", size: int
 
 def verdict(plan: KeyPlan, *, documents: int, values: int, size: int) -> bool:
     """Do ``values`` repeated values held by ``documents`` documents (of ``size``) make duplicates?"""
-    if values == 0 or (plan.chance > 0 and values <= _bound(plan.chance)):
+    if values == 0 or (plan.chance > 0 and values <= _chance_bound(plan.chance)):
         return False
     paired = plan.paired and documents <= PAIRS * values
     return documents <= plan.cap * size or paired

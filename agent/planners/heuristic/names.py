@@ -43,11 +43,13 @@ _DIRECTION_WORDS = {"direction", "dir", "side", "sign", "debit", "credit", "drcr
 # ... and the amounts and quantities they give it to.
 _DIRECTED_WORDS = {"amount", "amt", "value", "qty", "quantity", "units", "total", "sum", "importe", "monto",
                    "montant", "betrag", "menge", "cantidad", "quantite"}
-_NONNEG_WORDS = {"qty", "quantity", "count", "age", "price", "cost", "amount", "total", "duration", "ms",
+# Frozen (issue 31): no word joins a list because a benchmark's field carries it; each one here is
+# tested on field names from public schemas (tests/agent/planners/heuristic/test_name_words.py).
+_NONNEG_WORDS = {"quantity", "count", "age", "price", "cost", "amount", "total", "duration", "ms",
                  "seconds", "secs", "minutes", "size", "length", "weight", "height", "width", "depth",
-                 "stock", "points", "score", "rating", "views", "clicks", "pages", "items", "units",
-                 "fare", "fee", "fees", "salary", "wage", "revenue", "payment", "paid", "spend", "spent", "tax",
-                 "subtotal", "volume", "distance", "mass", "kg", "km", "miles", "pieces", "copies", "visits",
+                 "stock", "score", "rating", "views", "clicks", "pages", "items", "units",
+                 "fee", "fees", "salary", "wage", "revenue", "payment", "paid", "spend", "spent", "tax",
+                 "subtotal", "volume", "distance", "mass", "kg", "km", "miles", "pieces", "visits",
                  "attempts", "retries", "nights", "guests", "seats", "passengers", "bytes", "downloads",
                  # money that is never below zero
                  "charge", "charges", "rent", "income", "earnings", "budget", "bill", "deposit", "donation",
@@ -64,16 +66,14 @@ _NONNEG_WORDS = {"qty", "quantity", "count", "age", "price", "cost", "amount", "
                  "cantidad", "quantite", "quantidade", "preco", "prezzo", "importo", "quantita",
                  "anzahl", "plazas", "pax", "kosten", "costo", "coste", "cout", "gehalt", "salario",
                  "salaire", "gewicht", "peso", "poids", "edad", "alter"}
-# ... and where zero is no value either: nothing is sold for a price of 0, nothing recorded lasts 0.
-_POSITIVE_WORDS = {"price", "duration", "precio", "prix", "preis", "preco", "prezzo"}
 # Dates of things that have already happened: a value after the audit's ``now`` is impossible.
 # Not here: ``published`` and ``visit`` (a CMS schedules posts ahead, a clinic books visits ahead:
-# both hold future dates as a normal state); ``visited`` and ``posted`` are past.
+# both hold future dates as a normal state).
 _PAST_WORDS = {"birth", "born", "dob", "birthday", "birthdate", "created", "creation", "shipped", "shipment",
                "ship", "ordered", "order", "placed", "paid", "purchased", "purchase", "delivered", "registered",
-               "registration", "signup", "signed", "joined", "hired", "admitted", "admission", "discharged",
+               "registration", "signed", "joined", "hired", "admitted", "admission", "discharged",
                "logged", "login", "updated", "modified", "occurred", "received", "submitted", "completed",
-               "closed", "opened", "inserted", "recorded", "observed", "visited", "seen", "sent", "posted",
+               "closed", "opened", "inserted", "recorded", "observed", "seen", "sent", "posted",
                "issued", "died", "death", "deceased", "enrolled", "ingested", "captured",
                "last", "hire", "sold", "sale", "payment", "transaction", "returned", "refunded",
                "cancelled", "canceled", "booked", "measured", "collected", "reported", "detected", "uploaded",
@@ -155,8 +155,10 @@ def hints_for(path: str, siblings: Iterable[str] = ()) -> NameHints:
         bounds = (1, 12)
     elif last == "hour":
         bounds = (0, 23)
-    positive = any(w in _POSITIVE_WORDS for w in words) and not signed
-    nonnegative = not signed and (positive or any(w in _NONNEG_WORDS for w in words))
+    # No name says zero is impossible: a price of 0 is a free offer (Stripe's Price allows
+    # unit_amount 0), a duration of 0 an instant; zeros far below the bulk are the values' to judge.
+    positive = False
+    nonnegative = not signed and any(w in _NONNEG_WORDS for w in words)
     shared = any(w in _NOT_KEY_WORDS for w in words)
     key = last in _KEY_WORDS and not shared
     future_event = any(w in _FUTURE_WORDS for w in words)

@@ -39,6 +39,7 @@ from agent.planners.heuristic.names import NameHints, hints_for, optional
 from agent.planners.heuristic.presence import self_links, waits_for_its_event
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
 from agent.planners.heuristic.relations import intervals, products
+from agent.planners.heuristic.sets import few_values, moved_values
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
@@ -145,7 +146,7 @@ class _Probe:
     """A server-side statistic some verdict needs (``get_stats`` input, run inside the batch)."""
 
     path: str
-    kind: str                        # "enum", "duplicates", "fence_out", "fence_in"
+    kind: str                        # "enum", "number_set", "duplicates", "fence_out", "fence_in"
     spec: dict[str, Any]
     fence: Fence | None = None
     dates: bool = False
@@ -403,6 +404,8 @@ def _field(f: FieldStats, now: datetime, plan: _Plan, *, renamed: bool = False, 
             hypothesis=f"a writer serialises {f.path} differently (for example a {dominant} written as {shown})"))
     if dominant == "number" and f.numeric and f.numeric.count >= MIN_VALUES:
         _ranges(f.path, numeric_plan(f.numeric, hints), plan, dates=False)
+        if few_values(f.numeric):  # a set as well as a range: its exact value counts ride in the statistics pass
+            plan.probes.append(_Probe(f.path, "number_set", {"field": f.path, "operation": "value_counts"}))
     elif dominant == "date" and f.dates and f.dates.count >= MIN_VALUES:
         _ranges(f.path, date_plan(f.dates, now, hints), plan, dates=True)
     elif dominant == "string" and f.strings:
@@ -550,18 +553,23 @@ def _scalar(value: Any) -> float | None:
 def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult], size: int) -> list[_Check]:
     out: list[_Check] = []
     fences: dict[tuple[str, str, float], dict[str, Any]] = {}
+    moved: dict[str, tuple[dict[str, Any], str]] = {}  # per number field: its set's moved values, and why
     for probe, result in zip(probes, stats, strict=True):
         if result.error is not None:
             continue  # the engine refused this statistic: no verdict either way
+        check = None
         if probe.kind == "enum":
             check = _enum_check(probe.path, result)
+        elif probe.kind == "number_set":
+            clause = _moved_clause(probe.path, result)
+            if clause is not None:
+                moved[probe.path] = clause
         elif probe.kind == "duplicates":
             check = _duplicate_check(probe, result, size)
         else:
             assert probe.fence is not None
             key = (probe.path, probe.fence.side, probe.fence.at)
             fences.setdefault(key, {"fence": probe.fence})[probe.kind] = result.value
-            check = None
         if check is not None:
             out.append(check)
     verified: dict[str, list[Fence]] = {}
@@ -574,17 +582,38 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
                 innermost[(path, side)] = fence
     for (path, _), fence in sorted(innermost.items()):
         verified.setdefault(path, []).append(fence)
-    for path, sides in verified.items():
+    for path in sorted(set(verified) | set(moved)):
+        sides = verified.get(path, [])
         hard, reasons, dates = plan.outliers[path]
         clauses = list(hard) + [{path: _beyond(fence, dates)} for fence in sides]
         why = reasons + [_fence_reason(fence) for fence in sides]
+        if path in moved:
+            clauses.append(moved[path][0])
+            why.append(moved[path][1])
         out.insert(0, _Check(path, Category.OUTLIER_VALUE, _or(clauses),
                              description=f"have an implausible {path} ({'; '.join(why)})",
                              hypothesis=_outlier_why(dates)))
     return out
 
 
+def _moved_clause(path: str, result: StatsResult) -> tuple[dict[str, Any], str] | None:
+    """The values of a number field's set moved by a power of ten, from its exact value counts."""
+    if result.capped or not isinstance(result.value, list):
+        return None
+    counts = [(float(item["value"]), int(item["count"])) for item in result.value
+              if isinstance(item["value"], int | float) and not isinstance(item["value"], bool)]
+    found = moved_values(counts)
+    if found is None:
+        return None
+    times = f"{10 ** abs(found.shift):,}"
+    size = f"{times} times" if found.shift > 0 else f"1/{times} of"
+    return ({path: {"$in": found.values}},
+            f"{size} a value of the field's few others (one unit written as another: a percent for a fraction)")
+
+
 def _fence_reason(fence: Fence) -> str:
+    if fence.future:
+        return "in the future, apart from every earlier value"
     if not fence.shift:
         return f"far {fence.side} every other value"
     times = f"{10 ** abs(fence.shift):,}"

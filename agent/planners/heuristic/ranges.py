@@ -53,6 +53,11 @@ FAR_FROM_ZERO = 0.5     # ... and its smallest positive value this many tail-rea
 # apps, unanswered calls. Planted impossible values (zero, negatives, absurd sizes) put their zeros
 # beside as many negatives, which keep the rule; a zero placeholder alone above this share is missed.
 ZERO_STATE = 0.05
+MIRROR_SHARE = 0.35     # negatives up to this share that mirror the positive bulk are a sign flipped on some of it ...
+MIRROR_MIN = 5          # ... seen in at least this many sampled values
+MIRROR_TOLERANCE = 0.1  # ... whose quartiles and median, on a log scale, lie this close to the positives' (decades),
+MIRROR_ERRORS = 2.0     # ... plus this many standard errors of a quantile of that many values
+SENTINELS = 3           # an integer field's negatives taking at most this many values are sentinels or typos
 MODE_SHARE = 0.05       # a single value held by this share of the sample is one of the field's modes ...
 MODE_REACH = 3.0        # ... when it lies within this many times the fence's distance from the centre
 CEILING = 100.0         # the full scale of a percentage or a score out of 100
@@ -89,6 +94,7 @@ class Fence:
     edge: float = 0.0  # the bulk's edge on this side (median ± one MAD), in scale units
     shift: int = 0     # a scale fence: the values beyond are the bulk moved by this many decades (log scale)
     few: bool = False  # ... seen in few sampled values, whose shape said nothing
+    future: bool = False  # a date fence at the audit's now: the values beyond are events that have not happened
 
 
 @dataclass
@@ -199,6 +205,12 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     rare_negatives = stats.negative_count <= RARE_SHARE * n
     clear_of_zero = _detached_from_zero(stats)
     unnamed_floor = rare_negatives and q["p05"] >= 0 and (0 <= q["p01"] <= HUGS_ZERO * q["p50"] or clear_of_zero)
+    # More than a rare few: the values decide whether the negatives are the positive bulk with its
+    # sign flipped (a mirror) or a handful of impossible counts; a field the name calls signed keeps
+    # its mirror (debits beside credits look just so), never the rare rule above.
+    # Zero held often (a score's change of 0) is the middle of a spread that crosses it, no gap.
+    unnamed_floor = unnamed_floor or (stats.negative_count <= MIRROR_SHARE * n and stats.zero_count <= ZERO_STATE * n
+                                      and ((not hints.signed and _mirrors(stats)) or _sentinels(stats)))
     zero_state = stats.zero_count >= ZERO_STATE * n and rare_negatives
     bulk = stats.spreads.get("all")
     named = (hints.nonnegative or hints.positive) and stats.negative_count < MINORITY * n
@@ -211,7 +223,8 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
         plan.conditions.append(("negative", {"$lt": 0}))
         if stats.negative_count:
             plan.seen.add("negative")
-        bulk = stats.spreads.get("positive" if zero_state else "nonnegative", bulk)
+        few_zeros = zero_state or stats.zero_count <= ZERO_STATE * n  # a state, or too few to shape the bulk
+        bulk = stats.spreads.get("positive" if few_zeros else "nonnegative", bulk)
     middle = bulk.quantiles if bulk is not None else q
     if hints.bounds is not None:
         lo, hi = hints.bounds
@@ -231,10 +244,14 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
         return plan  # the magnitude of an identifier carries no meaning
     plan.fences += [Fence(split.side, split.at, 0.0, Scale(log=True), edge=split.edge, shift=split.shift,
                           few=split.few) for split in scale_splits(stats)]
-    if not hints.positive and stats.zero_count <= RARE_SHARE * n and q["p25"] > 0 and clear_of_zero:
+    # Zero is a state when many documents hold it and negatives are (nearly) absent; zeros planted
+    # beside negatives (impossible counts: -15, 0, 99,999) keep the rule at any minority share.
+    zeros_apart = stats.zero_count <= ZERO_STATE * n or (not zero_state and stats.zero_count < MINORITY * n)
+    if not hints.positive and zeros_apart and q["p25"] > 0 and clear_of_zero:
         plan.conditions.append(("zero placeholder far below the bulk", {"$eq": 0}))
         if stats.zero_count:
             plan.seen.add("zero placeholder far below the bulk")
+        bulk = stats.spreads.get("positive", bulk)  # the zeros are the rule's: the bulk's fences are the positives'
     if bulk is None or not bulk.quantiles:
         return plan
     # Counts where most values are equal (attempts: 1, now and then 2 or 3) have no MAD: their width
@@ -255,6 +272,34 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
             continue
         plan.fences.append(fence)
     return plan
+
+
+def _mirrors(stats: NumericStats) -> bool:
+    """The negatives' magnitudes spread as the positive values do (their quartiles and median within
+    ``MIRROR_TOLERANCE`` decades, plus what so few negatives leave uncertain): the bulk written with
+    the wrong sign. A spread that crosses zero (temperatures, balances, deltas) puts its negatives
+    nearer zero than its positives, by a quarter of a decade and more at every quartile."""
+    negated, positive = stats.spreads.get("negated"), stats.spreads.get("positive")
+    if negated is None or positive is None or negated.count < MIRROR_MIN:
+        return False
+    a, b = negated.quantiles, positive.quantiles
+    if min(a["p25"], b["p25"]) <= 0:
+        return False
+    sigma = math.log10(b["p75"] / b["p25"]) / 1.349  # the positives' spread, decades, as a normal's
+    tolerance = MIRROR_TOLERANCE + MIRROR_ERRORS * 1.25 * sigma / math.sqrt(negated.count)
+    return all(abs(math.log10(a[k] / b[k])) <= tolerance for k in ("p25", "p50", "p75"))
+
+
+def _sentinels(stats: NumericStats) -> bool:
+    """A field of integers whose bulk stands above zero (its 10th percentile is positive), with
+    negatives of a few values only (-1, -30): sentinels or typos. A spread that crosses zero holds
+    zero itself often and thins out below it through many values."""
+    nonnegative = stats.spreads.get("nonnegative")
+    if stats.integer_share < 1.0 or nonnegative is None or stats.negative_count < MIRROR_MIN:
+        return False
+    negatives = [v for v, _ in stats.low_tail if v < 0]
+    every_one = len(negatives) < len(stats.low_tail)  # the tail reached past them: it lists them all
+    return every_one and len(negatives) <= SENTINELS and nonnegative.quantiles["p10"] > 0
 
 
 def _log_symmetric(q: dict[str, float]) -> bool:
@@ -339,6 +384,14 @@ def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -
         plan.conditions.append(("in the future", {"$gt": (now + CLOCK_SKEW).astimezone(UTC)}))
         if stats.max > now + CLOCK_SKEW:
             plan.seen.add("in the future")
+    ahead = epoch_seconds(now + CLOCK_SKEW)
+    if not past and stats.max > now + CLOCK_SKEW and q["p50"] <= epoch_seconds(now):
+        # Mostly past, a few ahead: planned dates carry on the bulk's spacing across now (due dates,
+        # bookings), events written ahead of time stand apart from it past an empty stretch.
+        spacing = _spacing(q, stats.count, epoch_seconds(now))
+        if spacing is not None:
+            plan.fences.append(Fence("above", ahead, max(CONTINUATION_GAP * spacing, CLOCK_SKEW.total_seconds()),
+                                     Scale(log=False), edge=ahead, future=True))
     if stats.spread is None:
         return plan
     for fence in _fences(stats.spread, Scale(log=False), lower=True):
@@ -349,6 +402,25 @@ def date_plan(stats: DateStats, now: datetime, hints: NameHints | None = None) -
                 fence = replace(fence, at=max(fence.at, epoch_seconds(now + CLOCK_SKEW)))
         plan.fences.append(fence)
     return plan
+
+
+_FRACTIONS = {"p01": 0.01, "p05": 0.05, "p10": 0.10, "p25": 0.25, "p50": 0.50, "p75": 0.75, "p90": 0.90,
+              "p95": 0.95, "p99": 0.99}
+
+
+def _spacing(q: dict[str, float], count: int, now: float) -> float | None:
+    """The typical seconds between two sampled dates just before ``now``: from the highest
+    quantile not after it and the quantile a quarter of the values below (over the whole
+    collection the values lie closer still, so this asks a wider gap than they leave)."""
+    past = [k for k in _FRACTIONS if q[k] <= now]
+    if not past:
+        return None
+    hi = past[-1]
+    lo = min(_FRACTIONS, key=lambda k: abs(_FRACTIONS[k] - (_FRACTIONS[hi] - 0.25)))
+    values = (_FRACTIONS[hi] - _FRACTIONS[lo]) * count
+    if values < 1 or q[hi] <= q[lo]:
+        return None
+    return (q[hi] - q[lo]) / values
 
 
 def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
