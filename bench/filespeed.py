@@ -263,13 +263,11 @@ def main(argv: list[str] | None = None) -> int:
             path.unlink(missing_ok=True)
     print(f"load average {_load()} at the end")
     print("wall, memory: Argus's median over ydata's (above 1.00x: Argus slower or larger)")
-    if not measured:
-        print("nothing measured", file=sys.stderr)
-        return 1
     if failed:
         print(f"{failed} file(s) with a failed audit or nothing to compare", file=sys.stderr)
-        return 1
-    return 0
+    if not measured:
+        print("nothing measured", file=sys.stderr)
+    return 1 if failed or not measured else 0
 
 
 if __name__ == "__main__":
