@@ -397,11 +397,11 @@ RUNS = DOCS / "bench-runs"
 _RUN_PREFIX = "bench-run-"
 
 
-def bench_run(part: str) -> str:
+def bench_run(part: str, runs: Path = RUNS) -> str:
     """One recorded benchmark run as it printed, headed by where and when it ran: the figures in
     docs/benchmarks.md are never typed, so a figure cannot outlive the run it came from."""
     name = part.removeprefix(_RUN_PREFIX)
-    path = RUNS / f"{name}.json"
+    path = runs / f"{name}.json"
     if not path.is_file():
         return (f"*Not recorded at this version* (no `docs/bench-runs/{name}.json`): run its command under "
                 f"`python docs/record.py`, as [Re-running the figures](#re-running-the-figures) lists.")

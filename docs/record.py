@@ -38,6 +38,7 @@ def _load() -> list[float]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--as", dest="name", help="the record's name (default: the script's name, e.g. filespeed)")
+    parser.add_argument("--dir", type=Path, default=RUNS, help="where records go (default docs/bench-runs)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the command, e.g. python bench/filespeed.py")
     args = parser.parse_args(argv)
     command = [part for part in args.command if part != "--"]
@@ -62,10 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     record |= {"load_end": _load(), "seconds": round(time.perf_counter() - started, 1), "exit_code": proc.returncode,
                "stdout": "".join(out), "stderr_tail": err[-2000:]}
     sys.stderr.write(err)
-    RUNS.mkdir(parents=True, exist_ok=True)
-    path = RUNS / f"{name}.json"
+    args.dir.mkdir(parents=True, exist_ok=True)
+    path = args.dir / f"{name}.json"
     path.write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"recorded {path.relative_to(ROOT)} (exit {proc.returncode}); publish with: python docs/generate.py",
+    print(f"recorded {path} (exit {proc.returncode}); publish with: python docs/generate.py",
           file=sys.stderr)
     return proc.returncode
 
