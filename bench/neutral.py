@@ -146,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{', '.join(f'{r * 100:g}%' for r in rates)}; without names every field is f1, f2, … and the collection t")
     print("found = cells whose finding (field and category) counts the truth within the sweep's tolerance; "
           "exact = cells counted exactly; fp = findings on other fields")
+    print("a missed cell reads '- ·/T' (no finding on the field in a fitting category; T planted) or 'c N/T' (a "
+          "fitting finding counting N, outside the tolerance); ERR: the audit failed or sampled nothing")
     print(f"{'kind':<18} {'field':<24} {'named: found exact  fp':>24} {'neutral: found exact  fp':>26}")
     totals = {"named": [0, 0, 0], "neutral": [0, 0, 0]}
     cells = 0
@@ -173,9 +175,11 @@ def main(argv: list[str] | None = None) -> int:
         for side, row in (("named", named), ("neutral", neutral)):
             for c in row:
                 if not c.found:
-                    print(f"  missed {side}: {defect.kind} at {c.rate * 100:g}%: {c.text()}")
+                    print(f"  missed {side}: {defect.kind} {defect.domain}.{defect.field} at {c.rate * 100:g}%: "
+                          f"{c.text()}")
                 for fp in c.off_target:
-                    print(f"  false positive {side}: {defect.kind} at {c.rate * 100:g}%: {fp}")
+                    print(f"  false positive {side}: {defect.kind} {defect.domain}.{defect.field} at "
+                          f"{c.rate * 100:g}%: {fp}")
     for domain, (named_fp, neutral_fp, _) in controls.items():
         for text in named_fp:
             print(f"  control named {domain}: {text}")
