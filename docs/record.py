@@ -49,7 +49,9 @@ def main(argv: list[str] | None = None) -> int:
     argv_run = [sys.executable if part in ("python", "python3") else part for part in command]
     record = {"command": " ".join(command), "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
               "commit": _git("rev-parse", "--short=10", "HEAD"),
-              "uncommitted_changes": bool(_git("status", "--porcelain", "--untracked-files=no")),
+              # The records and the page they render are not code: a run between two records is not dirty.
+              "uncommitted_changes": bool(_git("status", "--porcelain", "--untracked-files=no", "--", ".",
+                                               ":!docs/bench-runs", ":!docs/benchmarks.md")),
               "cores": os.cpu_count(), "load_start": _load()}
     started = time.perf_counter()
     out: list[str] = []
