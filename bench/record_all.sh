@@ -4,7 +4,7 @@
 # rewrite the page from the records. Run from the repository root with the venv active and the
 # shared bench in ../shared/bench; ydata-profiling for filespeed: pip install -e '.[bench]'.
 #
-#   bash bench/record_all.sh                 # every figure (about an hour and a half on 2 idle cores)
+#   bash bench/record_all.sh                 # every figure, one after the other
 #   bash bench/record_all.sh neutral sweep   # only these records (names as below)
 #
 # A record is written even when its command exits non-zero: the page then shows the exit code.
