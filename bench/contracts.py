@@ -9,8 +9,9 @@ on each defect's field and category matches (its evidence query, run as is); the
 documents that removed against the truth's count, and which defects it could not remove (a defect in
 every document, as the beers' units, has no clean subset).
 
-Usage: python bench/contracts.py [PATH/TO/bench] [--only NAME ...] [--quick]
-Exits 1 when it measured nothing.
+Usage: python bench/contracts.py [PATH/TO/bench] [--only NAME ...] [--quick] [--time-budget S]
+Exits 1 when it measured nothing: no collection with a truth file, or an audit (the dirty
+collection's or the clean copy's, with the contract) failed, ended partial or sampled no document.
 """
 
 from __future__ import annotations
@@ -46,6 +47,14 @@ from daemon.sources import load_jsonl
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 OPTIONS = AuditOptions(time_budget_s=3600, max_iterations=2000, privacy="full")
+
+
+def _unmeasured(report: AuditReport, what: str) -> list[str]:
+    """Why ``report`` measured nothing, or nothing."""
+    if report.outcome != "succeeded" or not report.documents_sampled:
+        return [f"{what} audit ended {report.outcome} ({report.termination_reason}) with "
+                f"{report.documents_sampled} documents sampled"]
+    return []
 
 
 def _norm(path: str) -> str:
@@ -117,6 +126,7 @@ def _measure(name: str, path: Path, truth: dict[str, Any], scratch: Path) -> dic
             "dirty_summary": dirty.contract.summary(), "removed": removed,
             "planted": sum(d["affected"] for d in truth["defects"]), "not_removed": unremoved,
             "clean_summary": clean.contract.summary(), "clean_failed": failed_clean,
+            "unmeasured": _unmeasured(dirty, "the dirty collection's") + _unmeasured(clean, "the clean copy's"),
             "wall_s": round(time.perf_counter() - t0, 1)}
 
 
@@ -149,7 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--quick", action="store_true", help="a smoke run on a small generated collection")
     parser.add_argument("--json", action="store_true", help="print the rows as JSON lines")
+    parser.add_argument("--time-budget", type=float, default=3600.0, help="each audit's budget in seconds")
     args = parser.parse_args(argv)
+    global OPTIONS
+    OPTIONS = OPTIONS.model_copy(update={"time_budget_s": args.time_budget})
     configure_logging("WARNING")
     rows = []
     with tempfile.TemporaryDirectory(prefix="argus-contracts-") as tmp:
@@ -172,12 +185,18 @@ def main(argv: list[str] | None = None) -> int:
                       f"{row['counts_within_10pct']})  audit passes {row['audit_passes']}  "
                       f"clean copy (-{row['removed']:,} docs, planted {row['planted']:,}): {row['clean_summary']}  "
                       f"{row['wall_s']}s", flush=True)
-                for what, items in (("missed", row["missed"]), ("failed on the clean copy", row["clean_failed"]),
+                for what, items in (("NOT MEASURED", row["unmeasured"]), ("missed", row["missed"]),
+                                    ("failed on the clean copy", row["clean_failed"]),
                                     ("no clean subset for", row["not_removed"])):
                     if items:
                         print(f"    {what}: {', '.join(items)}", flush=True)
     if not rows:
         print(f"nothing measured: no collection with a truth file in {args.bench}", file=sys.stderr)
+        return 1
+    unmeasured = [row["collection"] for row in rows if row["unmeasured"]]
+    if unmeasured:
+        print(f"nothing measured on {', '.join(unmeasured)}: an audit did not succeed or sampled no document",
+              file=sys.stderr)
         return 1
     return 0
 

@@ -1,22 +1,26 @@
 #!/usr/bin/env python3
-"""File audits against a profiler: `argus audit --file` beside ydata-profiling on the same file.
+"""File audits against a profiler: `argus audit --file` and ydata-profiling, interleaved on the same file.
 
-Each file is audited as a user runs it, whole process (`argus audit --file F --no-store --format
-json`), and profiled by ydata-profiling in its default mode (pandas reads the JSON lines, nested
-objects flattened with `json_normalize`, `ProfileReport(df).to_file(...)`), one after the other.
-Wall time and peak resident memory of each process are measured from outside (wait4), and each
-figure is printed beside the issue's target, with the machine's load average at the start and the
-end of each measurement: the machine is shared, and a loaded machine slows both tools.
+For every file, Argus (`argus audit --file F --no-store --format json`, as a user runs it) and
+ydata-profiling in its default mode (pandas reads the JSON lines, nested objects flattened with
+`json_normalize`, `ProfileReport(df).to_file(...)`) run one after the other, A, B, A, B, ...
+(`--pairs`, 2 by default; `--million-pairs`, 1, for the 1,000,000-document file), each a
+whole process measured from outside (wait4: wall time, CPU seconds, peak resident memory), with the
+machine's load average before and after each process.
+The row gives the median of each side and their ratio; a side slower than the other is shown as it
+is. A process that runs longer than `--timeout` seconds is stopped, and the row says so: that side
+is not run again for the row.
 
-Files: the shared bench's `events` (20,000), a generated telemetry export (60,000 nested
-documents, 9 fields), 200,000 and 1,000,000 narrow documents, 5,000 documents of 300 fields, and
-`bench/scheduler_load.py --minutes 2` (p99 trigger lateness, triggers skipped).
+Files: the shared bench's `events` (20,000 nested documents), a generated telemetry export (60,000
+nested documents), 200,000 and 1,000,000 narrow flat documents, 5,000 documents of 300 fields.
 
-ydata-profiling is no dependency of Argus (`pip install ydata-profiling` to compare): without it the
-comparisons say "nothing measured" and only the absolute targets are judged.
+ydata-profiling is no dependency of Argus (`pip install -e '.[bench]'`): without it, nothing is
+compared and the script exits 1 unless `--skip-ydata` is given.
 
-Usage: python bench/filespeed.py [--only NAME ...] [--skip-ydata] [--quick] [--bench-dir DIR]
-Exits 1 when it measured nothing, 2 when a target was missed.
+Usage: python bench/filespeed.py [--only NAME ...] [--pairs N] [--million-pairs N] [--timeout S]
+                                  [--skip-ydata] [--quick] [--bench-dir DIR]
+Exits 1 when nothing was measured, when an Argus audit failed or sampled no document, or when a
+comparison had no ydata run to compare with (ydata-profiling missing or failing).
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import importlib.util
 import json
 import os
 import random
-import re
+import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -113,137 +118,156 @@ def _write(path: Path, docs: Iterator[dict[str, Any]]) -> Path:
     return path
 
 
-def _run(argv: list[str]) -> tuple[int, float, float, float]:
-    """Exit code, wall seconds, peak resident MiB and CPU seconds (user + system) of one process,
-    measured from outside. CPU seconds barely change with the machine's load; wall time does."""
-    with tempfile.TemporaryFile() as err:
-        started = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, cwd=ROOT,
-                                env={**os.environ, "ARGUS_DATA_DIR": tempfile.mkdtemp(prefix="argus-filespeed-")})
-        _, status, usage = os.wait4(proc.pid, 0)
-        seconds = time.perf_counter() - started
-        code = os.waitstatus_to_exitcode(status)
-        proc.returncode = code
-        if code not in (0, 1):
-            err.seek(0)
-            tail = err.read().decode("utf-8", "replace")[-600:]
-            print(f"  {Path(argv[3] if len(argv) > 3 else argv[-1]).name}: exit {code}: {tail}", file=sys.stderr)
-    return code, seconds, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
+class _Run:
+    """One process, measured from outside."""
+
+    def __init__(self, *, ok: bool, seconds: float, rss_mib: float, cpu_s: float, load: str, why: str = "") -> None:
+        self.ok, self.seconds, self.rss_mib, self.cpu_s, self.load, self.why = ok, seconds, rss_mib, cpu_s, load, why
 
 
 def _load() -> str:
     return f"{os.getloadavg()[0]:.2f}"
 
 
-def _argus(path: Path) -> tuple[bool, float, float, float, str]:
+def _run(argv: list[str], *, timeout: float, stdout: Any = subprocess.DEVNULL) -> tuple[int | None, _Run]:
+    """Exit code (None when stopped at ``timeout``) and the figures of one process. CPU seconds
+    (user + system) barely change with the machine's load; wall time does."""
     load = _load()
-    code, seconds, rss, cpu = _run([ARGUS, "audit", "--file", str(path), "--no-store", "--format", "json",
-                                    "--fail-on", "none", "--time-budget", "1200"])
-    return code == 0, seconds, rss, cpu, f"{load}→{_load()}"
+    with tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        proc = subprocess.Popen(argv, stdout=stdout, stderr=err, cwd=ROOT,
+                                env={**os.environ, "ARGUS_DATA_DIR": tempfile.mkdtemp(prefix="argus-filespeed-")})
+        code: int | None = None
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                code = os.waitstatus_to_exitcode(status)
+                break
+            if time.perf_counter() - started > timeout:
+                os.kill(proc.pid, signal.SIGKILL)
+                _, status, usage = os.wait4(proc.pid, 0)
+                break
+            time.sleep(0.05)
+        proc.returncode = -9 if code is None else code
+        seconds = time.perf_counter() - started
+        err.seek(0)
+        tail = err.read().decode("utf-8", "replace")[-400:]
+    why = f"stopped after {timeout:.0f} s (--timeout)" if code is None else "" if code == 0 else f"exit {code}: {tail}"
+    return code, _Run(ok=code == 0, seconds=seconds, rss_mib=usage.ru_maxrss / 1024,
+                      cpu_s=usage.ru_utime + usage.ru_stime, load=f"{load}→{_load()}", why=why)
 
 
-def _ydata(path: Path, folder: Path) -> tuple[bool, float, float, float, str] | None:
-    # Looked up, not imported: importing pandas here would make every child's peak memory start at
-    # this process's size (a forked child's high-water mark begins with its parent's pages).
-    if importlib.util.find_spec("ydata_profiling") is None:
-        return None
-    load = _load()
-    code, seconds, rss, cpu = _run([sys.executable, "-c", _YDATA, str(path), str(folder / f"{path.stem}.html")])
-    return code == 0, seconds, rss, cpu, f"{load}→{_load()}"
+def _argus(path: Path, timeout: float) -> _Run:
+    with tempfile.TemporaryFile() as out:
+        code, run = _run([ARGUS, "audit", "--file", str(path), "--no-store", "--format", "json", "--fail-on", "none",
+                          "--time-budget", str(int(timeout))], timeout=timeout, stdout=out)
+        if code == 0:
+            out.seek(0)
+            report = json.loads(out.read() or b"{}")
+            if report.get("outcome") != "succeeded" or not report.get("documents_sampled"):
+                run.ok = False
+                run.why = (f"outcome {report.get('outcome')}, {report.get('documents_sampled') or 0} documents "
+                           f"sampled: measured nothing")
+    return run
 
 
-def _scheduler(quick: bool) -> dict[str, Any] | None:
-    argv = [sys.executable, str(ROOT / "bench" / "scheduler_load.py"), *(["--quick"] if quick else ["--minutes", "2"])]
-    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=900)
-    line = next((text for text in reversed(done.stdout.splitlines()) if text.startswith("{")), None)
-    skipped = re.search(r"triggers skipped\s+(.*)", done.stdout)
-    if done.returncode != 0 or line is None:
-        return None
-    figures = json.loads(line)
-    figures["skipped_text"] = skipped.group(1).strip() if skipped else "?"
-    return figures
+def _ydata(path: Path, folder: Path, timeout: float) -> _Run:
+    html = folder / f"{path.stem}.html"
+    html.unlink(missing_ok=True)
+    _, run = _run([sys.executable, "-c", _YDATA, str(path), str(html)], timeout=timeout)
+    if run.ok and not html.is_file():
+        run.ok, run.why = False, "wrote no report"
+    return run
+
+
+def _median(runs: list[_Run], attr: str) -> float:
+    return statistics.median(getattr(r, attr) for r in runs)
+
+
+def _side(runs: list[_Run]) -> str:
+    good = [r for r in runs if r.ok]
+    if not good:
+        return f"{'-':>8} {'-':>6} {'-':>6}"
+    return f"{_median(good, 'seconds'):>8.1f} {_median(good, 'cpu_s'):>6.1f} {_median(good, 'rss_mib'):>6.0f}"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", nargs="*", help="events telemetry long million wide scheduler")
-    parser.add_argument("--skip-ydata", action="store_true", help="measure Argus only")
-    parser.add_argument("--quick", action="store_true", help="small generated files, Argus only: a smoke run")
+    parser.add_argument("--only", nargs="*", help="events telemetry long million wide")
+    parser.add_argument("--pairs", type=int, default=2, help="Argus and ydata runs per file, interleaved (default 2)")
+    parser.add_argument("--million-pairs", type=int, default=1,
+                        help="pairs for a file of 1,000,000 documents or more (default 1: the run fits in ~15 min)")
+    parser.add_argument("--timeout", type=float, default=300.0, help="seconds before a process is stopped")
+    parser.add_argument("--skip-ydata", action="store_true", help="measure Argus only (no ratio is printed)")
+    parser.add_argument("--quick", action="store_true", help="generated files at 1/50 size, Argus only: a smoke run")
     parser.add_argument("--bench-dir", type=Path, default=ROOT.parent / "shared" / "bench")
     args = parser.parse_args(argv)
     rng = random.Random(24)
     folder = Path(tempfile.mkdtemp(prefix="argus-filespeed-"))
     scale = 50 if args.quick else 1
+    versus = not (args.skip_ydata or args.quick)
+    if versus and importlib.util.find_spec("ydata_profiling") is None:
+        # Looked up, not imported: importing pandas here would make every child's peak memory start at
+        # this process's size (a forked child's high-water mark begins with its parent's pages).
+        print("nothing compared: ydata-profiling is not installed (pip install -e '.[bench]', or --skip-ydata)",
+              file=sys.stderr)
+        return 1
     events = args.bench_dir / "events.jsonl"
-    plan: list[tuple[str, str, Any, float | None, bool]] = [  # name, label, file maker, seconds target, vs ydata
-        ("events", "shared bench events", (lambda: events) if events.is_file() and not args.quick
-         else (lambda: _write(folder / "events.jsonl", telemetry(400, rng))), None, True),
+    plan: list[tuple[str, str, Any]] = [
+        ("events", "shared bench events, nested", (lambda: events) if events.is_file() and not args.quick
+         else (lambda: _write(folder / "events.jsonl", telemetry(400, rng)))),
         ("telemetry", "telemetry export, nested",
-         lambda: _write(folder / "telemetry.jsonl", telemetry(60_000 // scale, rng)), None, True),
-        ("long", "narrow documents", lambda: _write(folder / "long.jsonl", narrow(200_000 // scale, rng)), 60.0, False),
-        ("million", "narrow documents", lambda: _write(folder / "million.jsonl", narrow(1_000_000 // scale, rng)),
-         300.0, True),
-        ("wide", "300 fields", lambda: _write(folder / "wide.jsonl", wide(5_000 // scale, rng)), 60.0, False),
+         lambda: _write(folder / "telemetry.jsonl", telemetry(60_000 // scale, rng))),
+        ("long", "narrow flat documents", lambda: _write(folder / "long.jsonl", narrow(200_000 // scale, rng))),
+        ("million", "narrow flat documents", lambda: _write(folder / "million.jsonl", narrow(1_000_000 // scale, rng))),
+        ("wide", "300 flat fields", lambda: _write(folder / "wide.jsonl", wide(5_000 // scale, rng))),
     ]
-    measured = 0
-    missed = 0
-    print(f"machine: {os.cpu_count()} cores, load average {_load()} at the start"
-          f"{'; --quick: generated files at 1/50 size, targets not judged' if args.quick else ''}")
-    print(f"{'file':<27} {'docs':>9} {'argus s':>8} {'cpu s':>6} {'MiB':>5} {'ydata s':>8} {'cpu s':>6} {'MiB':>5} "
-          f"{'ratio':>6}  {'target':<26} {'met':<5} load (argus; ydata)")
-    for name, label, make, target_s, versus in plan:
+    failed = measured = 0
+    print(f"machine: {os.cpu_count()} cores, load average {_load()} at the start; {args.pairs} pair(s) per file, "
+          f"interleaved (Argus, ydata, Argus, ydata, ...), "
+          f"{min(args.pairs, args.million_pairs)} for 1,000,000 documents; medians; "
+          f"timeout {args.timeout:.0f} s a process"
+          f"{'; --quick: generated files at 1/50 size, Argus only' if args.quick else ''}")
+    print(f"{'file':<29} {'docs':>9} {'argus s':>8} {'cpu s':>6} {'MiB':>6} {'ydata s':>8} {'cpu s':>6} "
+          f"{'MiB':>6} {'wall':>7} {'memory':>7}  runs (wall s, load before→after)")
+    for name, label, make in plan:
         if args.only and name not in args.only:
             continue
         path = make()
         docs = sum(1 for line in path.open(encoding="utf-8") if line.strip())
-        ok, seconds, rss, cpu, load = _argus(path)
-        if not ok:
-            print(f"{label:<27} {docs:>9,} argus failed", flush=True)
-            missed += 1
-            continue
-        measured += 1
-        ydata = None if args.skip_ydata or args.quick else _ydata(path, folder)
-        y_text = "  nothing measured (ydata-profiling not installed or skipped)" if ydata is None else \
-            f" {ydata[1]:>8.1f} {ydata[3]:>6.1f} {ydata[2]:>5.0f}" if ydata[0] else "  ydata failed"
-        ratio = seconds / ydata[1] if ydata and ydata[0] else None
-        targets = []
-        met = True
-        if target_s is not None:
-            targets.append(f"≤ {target_s:.0f} s")
-            met &= seconds <= target_s
-        if versus and name != "million":
-            targets.append("≤ 1.0 x ydata")
-            met &= ratio is not None and ratio <= 1.0
-        if name == "million":
-            targets.append("peak < ydata's")
-            met &= bool(ydata and ydata[0] and rss < ydata[2])
-        if args.quick:
-            verdict = "(quick)"
-        else:
-            verdict = "yes" if met else "NO"
-            missed += not met
-        print(f"{label:<27} {docs:>9,} {seconds:>8.1f} {cpu:>6.1f} {rss:>5.0f}"
-              f"{y_text} "
-              f"{'' if ratio is None else f'{ratio:>5.2f}x':>6}  {', '.join(targets):<26} {verdict:<5} "
-              f"{load}; {ydata[4] if ydata else '-'}", flush=True)
-        path.unlink(missing_ok=True) if path.parent == folder else None
-    if not args.only or "scheduler" in args.only:
-        figures = _scheduler(args.quick)
-        if figures is None:
-            print("scheduler_load.py: nothing measured (the daemon benchmark failed)")
-        else:
-            measured += 1
-            met = figures["lateness_p99_s"] < 1.0 and figures["skipped_text"] == "none"
-            missed += not met and not args.quick
-            print(f"scheduler_load.py {'--quick' if args.quick else '--minutes 2'}: {figures['runs_per_minute']} "
-                  f"runs/min, lateness p50 {figures['lateness_p50_s']:.2f} s, p99 {figures['lateness_p99_s']:.2f} s "
-                  f"(target < 1 s), skipped {figures['skipped_text']} (target none): "
-                  f"{'(quick)' if args.quick else 'met' if met else 'NOT met'}")
+        argus_runs: list[_Run] = []
+        ydata_runs: list[_Run] = []
+        pairs = min(args.pairs, args.million_pairs) if docs >= 1_000_000 else args.pairs
+        for _ in range(pairs):
+            argus_runs.append(_argus(path, args.timeout))
+            if versus and all(r.ok for r in ydata_runs):  # a side that failed or timed out is not run again
+                ydata_runs.append(_ydata(path, folder, args.timeout))
+        good_a = [r for r in argus_runs if r.ok]
+        good_y = [r for r in ydata_runs if r.ok]
+        failed += len(good_a) < len(argus_runs)
+        measured += bool(good_a)
+        if versus and not good_y:
+            failed += 1  # a comparison with nothing to compare
+        ratio = (f"{_median(good_a, 'seconds') / _median(good_y, 'seconds'):>6.2f}x "
+                 f"{_median(good_a, 'rss_mib') / _median(good_y, 'rss_mib'):>6.2f}x") if good_a and good_y \
+            else f"{'-':>7} {'-':>7}"
+        order = []
+        for i, a in enumerate(argus_runs):
+            order.append(f"A {a.seconds:.1f} ({a.load})" if a.ok else f"A {a.why}")
+            if i < len(ydata_runs):
+                y = ydata_runs[i]
+                order.append(f"Y {y.seconds:.1f} ({y.load})" if y.ok else f"Y {y.why}")
+        print(f"{label:<29} {docs:>9,} {_side(argus_runs)} {_side(ydata_runs) if versus else _side([])} {ratio}  "
+              f"{'; '.join(order)}", flush=True)
+        if path.parent == folder:
+            path.unlink(missing_ok=True)
     print(f"load average {_load()} at the end")
+    print("wall, memory: Argus's median over ydata's (above 1.00x: Argus slower or larger)")
+    if failed:
+        print(f"{failed} file(s) with a failed audit or nothing to compare", file=sys.stderr)
     if not measured:
         print("nothing measured", file=sys.stderr)
-        return 1
-    return 2 if missed else 0
+    return 1 if failed or not measured else 0
 
 
 if __name__ == "__main__":

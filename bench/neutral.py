@@ -16,9 +16,9 @@ other fields, and on the clean domains (renamed too), are false positives. ``--a
 the kinds that do need a name (a sign, a range, a past event, an interval), for information.
 
 Prints one row per kind, named beside neutral: cells found of the rates, exact counts, false
-positives; then every miss and false positive. Exit status: 0 when it measured, 1 when no audit
-produced a report (nothing was measured), and with ``--strict`` also 1 when a name-free kind is
-missed without names or a false positive appears without names.
+positives; then every miss and false positive. Exit status: 0 when it measured, 1 when an audit
+failed or sampled no document (its cell, shown ERR, measured nothing), and with ``--strict``
+also 1 when a name-free kind is missed without names or a false positive appears without names.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
-from bench.sweep import DOMAINS, SETS, Cell, Defect, Doc, _audit, _plant, _score  # noqa: E402
+from bench.sweep import DOMAINS, SETS, UNMEASURED, Cell, Defect, Doc, _audit, _plant, _score  # noqa: E402
 from daemon.logs import configure_logging  # noqa: E402
 
 RATES = (0.001, 0.005, 0.02, 0.05, 0.10, 0.20)
@@ -95,7 +95,8 @@ def _run(defect: Defect, rate: float, size: int, seed: int, folder: Path) -> tup
     return named, neutral
 
 
-def _control(domain: str, size: int, seed: int, folder: Path) -> tuple[list[str], list[str]]:
+def _control(domain: str, size: int, seed: int, folder: Path) -> tuple[list[str], list[str], int]:
+    """The named and the neutral audit's findings on a clean copy, and how many of the two measured nothing."""
     docs = DOMAINS[domain](random.Random(f"{seed}:control:{domain}"), size)
     (folder / f"control-{domain}-named").mkdir()
     (folder / f"control-{domain}-neutral").mkdir()
@@ -104,7 +105,8 @@ def _control(domain: str, size: int, seed: int, folder: Path) -> tuple[list[str]
     neutral, _ = _audit([renamer.doc(d) for d in docs], "t", folder / f"control-{domain}-neutral")
     back = {v: k for k, v in renamer.names.items()}
     return ([f"{f.field} {f.category.value} {f.affected_count}" for f in named.findings],
-            [f"{f.field} ({back.get(f.field, '?')}) {f.category.value} {f.affected_count}" for f in neutral.findings])
+            [f"{f.field} ({back.get(f.field, '?')}) {f.category.value} {f.affected_count}" for f in neutral.findings],
+            sum(r.outcome == "failed" or not r.documents_sampled for r in (named, neutral)))
 
 
 def _exact(cell: Cell) -> bool:
@@ -144,6 +146,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{', '.join(f'{r * 100:g}%' for r in rates)}; without names every field is f1, f2, … and the collection t")
     print("found = cells whose finding (field and category) counts the truth within the sweep's tolerance; "
           "exact = cells counted exactly; fp = findings on other fields")
+    print("a missed cell reads '- ·/T' (no finding on the field in a fitting category; T planted) or 'c N/T' (a "
+          "fitting finding counting N, outside the tolerance); ERR: the audit failed or sampled nothing")
     print(f"{'kind':<18} {'field':<24} {'named: found exact  fp':>24} {'neutral: found exact  fp':>26}")
     totals = {"named": [0, 0, 0], "neutral": [0, 0, 0]}
     cells = 0
@@ -171,19 +175,24 @@ def main(argv: list[str] | None = None) -> int:
         for side, row in (("named", named), ("neutral", neutral)):
             for c in row:
                 if not c.found:
-                    print(f"  missed {side}: {defect.kind} at {c.rate * 100:g}%: {c.text()}")
+                    print(f"  missed {side}: {defect.kind} {defect.domain}.{defect.field} at {c.rate * 100:g}%: "
+                          f"{c.text()}")
                 for fp in c.off_target:
-                    print(f"  false positive {side}: {defect.kind} at {c.rate * 100:g}%: {fp}")
-    for domain, (named_fp, neutral_fp) in controls.items():
+                    print(f"  false positive {side}: {defect.kind} {defect.domain}.{defect.field} at "
+                          f"{c.rate * 100:g}%: {fp}")
+    for domain, (named_fp, neutral_fp, _) in controls.items():
         for text in named_fp:
             print(f"  control named {domain}: {text}")
         for text in neutral_fp:
             print(f"  control neutral {domain}: {text}")
     audits = 2 * sum(len(r[1]) for r in rows) + 2 * len(controls)
-    failed = [c for r in rows for c in (*r[1], *r[2]) if c.outcome == "failed"]
-    print(f"audits: {audits} ({len(failed)} failed), {time.perf_counter() - started:.1f} s wall")
-    if len(failed) == audits - 2 * len(controls):
-        print("neutral: nothing was measured (every audit failed)", file=sys.stderr)
+    controls_failed = sum(c[2] for c in controls.values())
+    failed = [c for r in rows for c in (*r[1], *r[2]) if c.outcome in UNMEASURED]
+    print(f"audits: {audits} ({len(failed) + controls_failed} failed or sampled nothing), "
+          f"{time.perf_counter() - started:.1f} s wall")
+    if failed or controls_failed:
+        print(f"neutral: {len(failed) + controls_failed} audit(s) failed or sampled no document: measured nothing "
+              f"there", file=sys.stderr)
         return 1
     missed = totals["neutral"][0] < cells
     if args.strict and (missed or totals["neutral"][2] or neutral_ctl):

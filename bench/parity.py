@@ -7,8 +7,9 @@ decoded documents (as it ran before, each read in a forked child). Findings must
 the same fields, categories and affected counts. Prints one line per collection with both
 times, and every difference.
 
-Usage: python bench/parity.py [--only NAME ...] [--quick] [--bench-dir DIR]
-Exits 1 when it compared nothing, 2 when findings differ.
+Usage: python bench/parity.py [--only NAME ...] [--quick] [--bench-dir DIR] [--time-budget S]
+Exits 1 when it compared nothing (no collection, or an engine's audit did not succeed or sampled no
+document: two failures are no agreement), 2 when findings differ.
 """
 
 from __future__ import annotations
@@ -40,13 +41,16 @@ from daemon.logs import configure_logging  # noqa: E402
 NOW = datetime(2026, 11, 26, 12, tzinfo=UTC)
 
 
-def _findings(target: AuditTarget) -> tuple[set[tuple[str, str, int]], float, str]:
+def _findings(target: AuditTarget, budget_s: float) -> tuple[set[tuple[str, str, int]], float, str]:
+    """The findings, the audit's seconds, and its outcome ("sampled nothing" when it read no document).
+    Only two succeeded audits are compared: two failures, or two audits cut short, agree on nothing."""
     clock = ManualClock(NOW)
     started = time.perf_counter()
     report = run_audit(target, HeuristicPlanner(clock=clock), clock=clock,
-                       options=AuditOptions(time_budget_s=3600, max_iterations=1000))
+                       options=AuditOptions(time_budget_s=budget_s, max_iterations=1000))
     found = {(f.field, f.category.value, f.affected_count) for f in report.findings}
-    return found, time.perf_counter() - started, report.outcome
+    outcome = report.outcome if report.documents_sampled else "sampled nothing"
+    return found, time.perf_counter() - started, outcome
 
 
 def _generated(folder: Path) -> Path:
@@ -66,20 +70,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--quick", action="store_true", help="one small generated collection")
     parser.add_argument("--bench-dir", type=Path, default=_HERE.parent.parent / "shared" / "bench")
+    parser.add_argument("--time-budget", type=float, default=3600.0, help="each audit's budget in seconds")
     args = parser.parse_args(argv)
     configure_logging("WARNING")
     folder = Path(tempfile.mkdtemp(prefix="argus-parity-"))
     files = [_generated(folder)] if args.quick else sorted(args.bench_dir.glob("*.jsonl"))
     files = [f for f in files if not args.only or f.stem in args.only]
-    compared = differ = 0
+    compared = differ = uncompared = 0
     for path in files:
         engine = load_file(path)
         documents = [d for batch in engine._store.batches() for d in batch]
         reference = mongomock.MongoClient()["files"][engine.name]
         if documents:
             reference.insert_many([dict(d) for d in documents])
-        new, new_s, new_outcome = _findings(AuditTarget(engine, connection_name="file"))
-        old, old_s, old_outcome = _findings(AuditTarget(reference, connection_name="file", in_memory=True))
+        new, new_s, new_outcome = _findings(AuditTarget(engine, connection_name="file"), args.time_budget)
+        old, old_s, old_outcome = _findings(AuditTarget(reference, connection_name="file", in_memory=True),
+                                        args.time_budget)
+        if new_outcome != "succeeded" or old_outcome != "succeeded":
+            uncompared += 1
+            print(f"{engine.name:<10} {len(documents):>7,} docs  nothing compared: the audit ended {new_outcome} "
+                  f"on the engine, {old_outcome} on mongomock", flush=True)
+            continue
         compared += 1
         same = new == old and new_outcome == old_outcome
         differ += not same
@@ -88,10 +99,12 @@ def main(argv: list[str] | None = None) -> int:
               f"({new_outcome}/{old_outcome})", flush=True)
         for item in sorted(new ^ old):
             print(f"    {'only new' if item in new else 'only before'}: {item}")
-    if not compared:
-        print("nothing measured: no collection to compare", file=sys.stderr)
+    if compared:
+        print(f"{compared - differ}/{compared} collections with identical findings")
+    if not compared or uncompared:
+        print(f"nothing compared on {uncompared} collection(s)" if uncompared else
+              "nothing measured: no collection to compare", file=sys.stderr)
         return 1
-    print(f"{compared - differ}/{compared} collections with identical findings")
     return 2 if differ else 0
 
 

@@ -125,6 +125,7 @@ def main() -> int:
             print(f"{name:<11} {fields:>6} {size:>8,} {tokens:>8,} {calls:>6} {outcome:>10} "
                   f"{time.perf_counter() - t0:>6.1f}", flush=True)
             del target
+            ok &= outcome != "failed" and calls > 0  # a failed audit, or one that asked nothing, measured nothing
         spread = max(largest) - min(largest)
         ok &= max(largest) <= BUDGET and spread <= 0.02 * BUDGET
     print(f"targets met: {'yes' if ok else 'NO'} (every prompt <= {BUDGET:,} estimated tokens; a collection's "

@@ -14,8 +14,8 @@ intervals whose end is never before their start, times and codes written with di
 (uptime, mileage), heavy tails, arrays of objects and nested documents. Every finding here is a
 false positive. Each collection is audited in-process exactly as ``argus audit --file`` does.
 
-Prints the findings per collection. Exit status: 0 when it measured, 1 when no audit produced a
-report (nothing was measured), and with ``--strict`` also 1 when any collection speaks.
+Prints the findings per collection. Exit status: 0 when it measured, 1 when an audit failed or
+sampled no document (that collection measured nothing), and with ``--strict`` also 1 when any collection speaks.
 """
 
 from __future__ import annotations
@@ -195,14 +195,16 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging("WARNING")
     folder = Path(tempfile.mkdtemp(prefix="argus-quiet-"))
     started = time.perf_counter()
-    speaking = measured = 0
+    speaking = measured = unmeasured = 0
     print(f"quiet: {args.size:,} clean documents per collection, seed {args.seed}, heuristic planner, "
           f"in-memory engine; every finding is a false positive")
     for name in args.domains or list(DOMAINS):
         docs = DOMAINS[name](random.Random(f"{args.seed}:{name}"), args.size)
         report, seconds = _audit(docs, name, folder)
-        if report.outcome == "failed":
-            print(f"{name:<12} FAILED: {report.error}")
+        if report.outcome == "failed" or not report.documents_sampled:
+            print(f"{name:<12} MEASURED NOTHING: {report.outcome}, {report.documents_sampled} documents sampled"
+                  f"{': ' + report.error if report.error else ''}")
+            unmeasured += 1
             continue
         measured += 1
         speaking += len(report.findings)
@@ -211,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {f.field} {f.category.value} {f.severity.value} {f.affected_count}")
     print(f"collections: {measured}, findings (false positives): {speaking}, "
           f"{time.perf_counter() - started:.1f} s wall")
-    if measured == 0:
-        print("nothing was measured: no audit produced a report")
+    if measured == 0 or unmeasured:
+        print(f"nothing was measured on {unmeasured or 'any'} collection(s): an audit failed or sampled no document",
+              file=sys.stderr)
         return 1
     return 1 if args.strict and speaking else 0
 

@@ -183,6 +183,10 @@ def main() -> int:
                       "rss_end_mib": round(rss[-1][1]), "cpu_per_run_daemon_s": round(daemon_cpu, 4),
                       "cpu_per_run_postgres_s": round(postgres_cpu, 4), "load_start": float(load_start),
                       "load_end": float(load_end)}))
+    if ok < total:
+        print(f"{total - ok} of {total} runs did not succeed: their lateness measured no audit (log in "
+              f"{work / 'daemon.log'})", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -16,7 +16,8 @@ not per run) is left out, so the figures are what every scoped run costs.
 
 Usage: python bench/scope.py [--sizes 100000 1000000 5000000] [--window 10000] [--quick] [--strict]
        [--full]        also audit each collection unscoped, for comparison
-Exits 1 when it measured nothing; with --strict also when the findings differ between sizes or the
+Exits 1 when it measured nothing or an audit failed, ran out of memory or sampled no document;
+with --strict also when the findings differ between sizes or the
 documents examined are not flat.
 """
 
@@ -135,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| audit | old documents | window | outcome | passes | documents examined | findings | load | audit |")
     print("| --- | ---: | ---: | --- | ---: | ---: | --- | ---: | ---: |")
     measured: list[AuditReport] = []
+    unmeasured = 0
     with tempfile.TemporaryDirectory() as tmp:
         for old in sizes:
             path = Path(tmp) / f"orders_{old}.jsonl"
@@ -146,17 +148,22 @@ def main(argv: list[str] | None = None) -> int:
                 report, loaded, audited = _audit(path, scope, args.time_budget)
             except MemoryError:
                 print(f"| scoped | {old:,} | {window:,} | out of memory | | | | | |")
+                unmeasured += 1
                 continue
             print(_row("scoped", old, window, report, loaded, audited), flush=True)
-            if report.outcome != "failed":
+            if report.outcome != "failed" and report.documents_sampled:
                 measured.append(report)
+            else:
+                unmeasured += 1
             if args.full:
                 full, loaded, audited = _audit(path, None, args.time_budget)
                 print(_row("full", old, window, full, loaded, audited), flush=True)
+                unmeasured += full.outcome == "failed" or not full.documents_sampled
             path.unlink()
     if not measured:
         print("nothing measured: no scoped audit finished", file=sys.stderr)
         return 1
+    failed_any = unmeasured > 0
     findings = [_found(r) for r in measured]
     identical = all(f == findings[0] for f in findings)
     examined = [r.database_cost.documents_examined for r in measured]
@@ -165,6 +172,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"findings identical at every size: {'yes' if identical else 'no'}; equal to the planted defects: "
           f"{'yes' if findings[0] == expected else 'no'}")
     print(f"documents examined flat: {'yes' if flat else 'no'} ({min(examined):,} to {max(examined):,})")
+    if failed_any:
+        print(f"{unmeasured} audit(s) failed, ran out of memory or sampled no document", file=sys.stderr)
+        return 1
     if args.strict and not (identical and flat and findings[0] == expected):
         return 1
     return 0

@@ -17,7 +17,8 @@ Each collection is written as Extended JSON lines and audited in-process exactly
 ``argus audit --file`` does it (heuristic planner wrapped as the CLI wraps it, in-memory engine).
 
 Prints the matrix (kind x rate), the false positives on clean fields and the control's findings.
-Exit status: 0 when it measured, 1 when no audit produced a report (nothing was measured), and
+Exit status: 0 when it measured, 1 when an audit failed or sampled no document (its cell, shown
+ERR, measured nothing), and
 with ``--strict`` also 1 when a cell is missed, a clean field is flagged or the control speaks.
 """
 
@@ -338,6 +339,9 @@ def count_ok(found: int, truth: int) -> bool:
     return abs(found - truth) <= max(COUNT_SLACK, COUNT_TOLERANCE * truth)
 
 
+# A cell whose audit failed or sampled no document measured nothing (shown as ERR).
+UNMEASURED = ("failed", "sampled nothing")
+
 @dataclass
 class Cell:
     kind: str
@@ -351,7 +355,7 @@ class Cell:
     seconds: float
 
     def text(self) -> str:
-        if self.outcome == "failed":
+        if self.outcome in UNMEASURED:
             return "ERR"
         mark = "Y" if self.found else ("c" if self.count is not None else "-")
         return f"{mark} {self.count if self.count is not None else '·'}/{self.truth}"
@@ -368,7 +372,8 @@ def _score(defect: Defect, rate: float, truth: int, report: AuditReport, seconds
     other = [f"{f.field} {f.category.value} {f.affected_count}" for f in report.findings
              if f.id in about and (f.field != defect.field or f.category.value not in defect.categories)]
     return Cell(defect.kind, rate, truth, best is not None and count_ok(best.affected_count, truth),
-                best.affected_count if best else None, off, other, report.outcome, seconds)
+                best.affected_count if best else None, off, other,
+                report.outcome if report.documents_sampled else "sampled nothing", seconds)
 
 
 def _rate_label(rate: float) -> str:
@@ -431,7 +436,6 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{kind:<18} {defect.domain + '.' + defect.field:<22}" + "".join(f"{c.text():>{width}}" for c in row)
               + f"   {sum(c.found for c in row)}/{len(row)}")
     found = sum(c.found for c in cells.values())
-    measured = [c for c in cells.values() if c.outcome != "failed"]
     print(f"cells found: {found}/{len(cells)}")
 
     false_positives = [(c, fp) for c in cells.values() for fp in c.off_target]
@@ -448,12 +452,13 @@ def main(argv: list[str] | None = None) -> int:
         for domain, f in speaking:
             print(f"  {domain}.{f.field} {f.category.value} {f.severity.value} {f.affected_count}")
     audits = len(cells) + len(control)
-    failed = [c for c in cells.values() if c.outcome == "failed"] + [r for r in control.values()
-                                                                    if r.outcome == "failed"]
+    failed = [c for c in cells.values() if c.outcome in UNMEASURED] + [
+        r for r in control.values() if r.outcome == "failed" or not r.documents_sampled]
     print(f"audits: {audits} ({len(failed)} failed), {time.perf_counter() - started:.1f} s wall, "
           f"{sum(c.seconds for c in cells.values()) / max(len(cells), 1):.2f} s per audit")
-    if not measured and not any(r.outcome != "failed" for r in control.values()):
-        print("sweep: nothing was measured (every audit failed)", file=sys.stderr)
+    if failed:
+        print(f"sweep: {len(failed)} audit(s) failed or sampled no document: their cells measured nothing",
+              file=sys.stderr)
         return 1
     if args.strict and (found < len(cells) or false_positives or speaking):
         return 1

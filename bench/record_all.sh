@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Re-run every figure of docs/benchmarks.md, one command at a time (never two benchmarks at once:
+# each would slow the other), each recorded with its date, commit and load by docs/record.py, then
+# rewrite the page from the records. Run from the repository root with the venv active and the
+# shared bench in ../shared/bench; ydata-profiling for filespeed: pip install -e '.[bench]'.
+#
+#   bash bench/record_all.sh                 # every figure, one after the other
+#   bash bench/record_all.sh neutral sweep   # only these records (names as below)
+#
+# A record is written even when its command exits non-zero: the page then shows the exit code.
+set -u
+declare -a RUNS=(
+  "detect|python bench/detect.py"
+  "sweep|python bench/sweep.py"
+  "sweep-second|python bench/sweep.py --set second"
+  "sweep-names|python bench/sweep.py --set names"
+  "neutral|python bench/neutral.py --all-kinds"
+  "quiet|python bench/quiet.py"
+  "stability|python bench/stability.py"
+  "passes|python bench/passes.py"
+  "filespeed|python bench/filespeed.py"
+  "parity|python bench/parity.py"
+  "contracts|python bench/contracts.py"
+  "scope|python bench/scope.py --sizes 100000 1000000 --full"
+  "prompts|python bench/prompts.py"
+  "store|python bench/store.py"
+  "incidents|python bench/incidents.py"
+  "scheduler_load|python bench/scheduler_load.py --schedules 200 --every 30s --jitter 25s --minutes 4"
+  "audit_cpu|python bench/audit_cpu.py"
+  "faults|python bench/faults.py"
+)
+status=0
+for entry in "${RUNS[@]}"; do
+  name=${entry%%|*}
+  command=${entry#*|}
+  if [ $# -gt 0 ] && [[ " $* " != *" $name "* ]]; then
+    continue
+  fi
+  echo "== $name: $command" >&2
+  # shellcheck disable=SC2086  # the command is split into its words on purpose
+  python docs/record.py --as "$name" $command > /dev/null || status=1
+done
+python docs/generate.py
+exit $status
