@@ -268,8 +268,11 @@ class IncidentBook:
                                                   "note": note, "source": source, "detail": detail,
                                                   "notice": notice})
             event.id = _insert_event(conn, incident.id, event, queued=False)
+            # read back while the row is still locked: read after the commit, a change made meanwhile
+            # by another request was described as this one's
+            changed = _load(conn, "id = %s", (incident_id,), history=True)[0]
         log.info("incident_status_changed", incident=incident.id, status=action, source=source)
-        return self.get(incident_id)
+        return changed
 
     def queue(self, now: datetime, policy: AlertPolicy | None) -> int:
         """Queue what is due at ``now``: reminders for incidents left open (unacknowledged) for
