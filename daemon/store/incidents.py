@@ -246,6 +246,10 @@ class IncidentBook:
             if not found:
                 raise NotFound(f"no incident {incident_id} (see `argus incidents --status all`)")
             incident = found[0]
+            if incident.status == action in TRANSITIONS[action] and owner in (None, incident.owner) \
+                    and note in (None, incident.note):
+                # the same change twice (a retried request, a second click) is no change: no new entry
+                return _load(conn, "id = %s", (incident_id,), history=True)[0]
             if incident.status not in TRANSITIONS[action]:
                 raise StatusRefused(_refusal(incident, action))
             was_active = incident.status in ACTIVE
