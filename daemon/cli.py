@@ -42,6 +42,7 @@ from daemon.alerts.sender import AlertSender
 from daemon.cli_output import FormatOption, OutputFormat, age, emit, option_problems, stdout_console
 from daemon.contracts_cli import register as register_contract_commands
 from daemon.exit_codes import ExitCode, audit_help
+from daemon.files import FILE_FORMATS
 from daemon.files.reader import LoadDeadline
 from daemon.http import parse_listen
 from daemon.incidents.cli import register as register_incident_commands
@@ -146,10 +147,9 @@ def _settings() -> Settings:
 @app.command(rich_help_panel=AUDIT, help=audit_help(
     "Audit one collection and print its report (with its diff against the last run when stored)."))
 def audit(
-    file: Annotated[list[Path] | None, typer.Option("--file", help="file to audit: mongoexport JSON (lines or an "
-                                                                   "array), mongodump BSON or its folder, gzipped or "
-                                                                   "not; repeat it to load more collections beside "
-                                                                   "the first (a contract's references)")] = None,
+    file: Annotated[list[Path] | None, typer.Option("--file", help=f"file to audit: {FILE_FORMATS}; repeat it to "
+                                                                    "load more collections beside the first (a "
+                                                                    "contract's references)")] = None,
     uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                             help="MongoDB / Cosmos DB connection string (read-only use)")] = None,
     database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,

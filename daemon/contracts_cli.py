@@ -30,6 +30,7 @@ from agent.tools.target import AuditTarget
 from config.contracts import ContractError, load_contract
 from config.schedules import ScheduleError, load_schedules
 from config.settings import Settings
+from daemon.files import FILE_FORMATS
 from daemon.sources import SourceCache
 
 __all__ = ["register"]
@@ -90,7 +91,7 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
     def suggest(
         schedule: Annotated[str | None, typer.Argument(metavar="[SCHEDULE]", help="a schedule's name: its "
                                                                                   "collection")] = None,
-        file: Annotated[list[Path] | None, typer.Option("--file", help="Extended JSON lines file")] = None,
+        file: Annotated[list[Path] | None, typer.Option("--file", help=f"file to read: {FILE_FORMATS}")] = None,
         uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                                 help="MongoDB / Cosmos DB connection string")] = None,
         database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,
@@ -131,7 +132,7 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
                                                                                   "collection and contract")] = None,
         contract_file: Annotated[Path | None, typer.Option("--contract", help="the contract file",
                                                            show_default="the schedule's contract")] = None,
-        file: Annotated[list[Path] | None, typer.Option("--file", help="Extended JSON lines file")] = None,
+        file: Annotated[list[Path] | None, typer.Option("--file", help=f"file to read: {FILE_FORMATS}")] = None,
         uri: Annotated[str | None, typer.Option("--uri", envvar="ARGUS_MONGODB_URI", show_envvar=True,
                                                 help="MongoDB connection string (read-only use)")] = None,
         database: Annotated[str | None, typer.Option("--database", help="database (with --uri)")] = None,

@@ -22,6 +22,8 @@ __all__ = ["HttpServer", "parse_listen"]
 log = structlog.get_logger("argus.http")
 
 REQUEST_TIMEOUT_S = 10.0
+BODY_TIMEOUT_S = 2.0  # a POST body (at most BODY_MAX bytes) comes in one go, or it is not coming
+LISTEN_BACKLOG = 128  # the standard library's 5 reset connections of a burst of 40 requests
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -107,25 +109,50 @@ class HttpServer:
                 def do_POST(self) -> None:
                     path, _ = self._target()
                     try:
-                        length = int(self.headers.get("Content-Length") or 0)
-                    except ValueError:
-                        length = -1
-                    try:
-                        if not 0 <= length <= BODY_MAX:
+                        refused = self._framing()
+                        if refused is not None:
                             self.close_connection = True
-                            self._json(413 if length > 0 else 400, {"error": f"send a Content-Length of at most "
-                                                                             f"{BODY_MAX} bytes"})
+                            self._json(*refused)
                             return
-                        self._json(*api.post(path, dict(self.headers.items()), self.rfile.read(length)))
+                        length = int(self.headers["Content-Length"] or 0)
+                        self.connection.settimeout(BODY_TIMEOUT_S)
+                        try:
+                            body = self.rfile.read(length)
+                        except TimeoutError:
+                            body = None
+                        if body is None or len(body) < length:
+                            self.close_connection = True
+                            self._json(408 if body is None else 400, {
+                                "error": f"the body is shorter than its Content-Length of {length} bytes"})
+                            return
+                        # header names are case-insensitive (RFC 9110): AUTHORIZATION is Authorization
+                        headers = {name.lower(): value for name, value in self.headers.items()}
+                        self._json(*api.post(path, headers, body))
                     except (BrokenPipeError, ConnectionResetError):
                         log.debug("http_client_gone", path=path)
                     except Exception as exc:  # never the headers: they hold the token
                         log.error("http_error", path=path, error=type(exc).__name__)
                         self._json(500, {"error": type(exc).__name__})
 
+                def _framing(self) -> tuple[int, dict[str, str]] | None:
+                    """A body whose length is not one plain Content-Length is refused, not guessed at: a
+                    proxy in front may have framed it otherwise (request smuggling)."""
+                    if self.headers.get_all("Transfer-Encoding"):
+                        return 411, {"error": "send the body with a Content-Length, not a Transfer-Encoding"}
+                    lengths = self.headers.get_all("Content-Length") or []
+                    if len(lengths) > 1:
+                        return 400, {"error": "send one Content-Length header"}
+                    text = lengths[0].strip() if lengths else "0"
+                    if not text.isdigit() or not text.isascii():
+                        return 400, {"error": "Content-Length is not a number of bytes"}
+                    if int(text) > BODY_MAX:
+                        return 413, {"error": f"send a Content-Length of at most {BODY_MAX} bytes"}
+                    return None
+
             handler = WritableHandler
+        server = type("Server", (ThreadingHTTPServer,), {"request_queue_size": LISTEN_BACKLOG})
         try:
-            self._server = ThreadingHTTPServer(listen, handler)
+            self._server = server(listen, handler)
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {listen[0]}:{listen[1]}: {exc.strerror} (another process "
                                      f"on that port? choose one with --listen or ARGUS_LISTEN)") from exc

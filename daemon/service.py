@@ -9,6 +9,8 @@ for an audit thread stuck in a query (its late report is dropped: the run is rec
 from __future__ import annotations
 
 import contextlib
+import os
+import select
 import signal
 import threading
 import time
@@ -75,6 +77,7 @@ class Daemon:
         self.embedded: EmbeddedSupervisor | None = None
         self._threads: list[threading.Thread] = []
         self._supervisor: threading.Thread | None = None  # restarts the embedded server until the stop
+        self._signals: tuple[int, int] | None = None  # (read, write) ends of the pipe the handlers write to
 
     # --- start -----------------------------------------------------------------------------------
 
@@ -393,18 +396,52 @@ class Daemon:
     # --- stop ------------------------------------------------------------------------------------
 
     def install_signal_handlers(self) -> None:
-        signal.signal(signal.SIGTERM, lambda *_: self.request_stop("SIGTERM"))
-        signal.signal(signal.SIGINT, lambda *_: self.request_stop("SIGINT"))
-        signal.signal(signal.SIGHUP, lambda *_: self.request_reload())
+        """SIGTERM and SIGINT stop, SIGHUP reloads; ``wait`` acts on them in the main thread.
+
+        A handler runs in the main thread between two bytecodes of whatever it interrupted, which
+        may hold a lock the handler would need: structlog's write lock (mid log line) or the stop
+        Event's condition (mid ``wait``). Both are plain locks, so a handler that logged or set the
+        Event there waited on its own thread forever, and every later signal did the same. The
+        handlers only write the signal's number to a pipe; ``wait`` reads it and does the rest."""
+        read, write = os.pipe()
+        os.set_blocking(read, False)
+        os.set_blocking(write, False)
+        self._signals = (read, write)
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: object) -> None:
+        assert self._signals is not None
+        with contextlib.suppress(OSError):  # a full pipe already holds a byte that will be read
+            os.write(self._signals[1], bytes([signum]))
 
     def request_stop(self, why: str = "requested") -> None:
+        """Stop from any thread (never from a signal handler: see ``install_signal_handlers``)."""
         if not self._stop.is_set():
             log.info("shutdown_requested", why=why)
         self._stop.set()
         self._reload.set()  # wake the watcher so it sees the stop
+        if self._signals is not None:
+            with contextlib.suppress(OSError):
+                os.write(self._signals[1], b"\0")  # wake ``wait``
 
     def wait(self, timeout: float | None = None) -> bool:
-        return self._stop.wait(timeout)
+        """Main thread: act on the signals that came, then wait up to ``timeout`` for a stop.
+        True once a stop was requested."""
+        if self._signals is None:
+            return self._stop.wait(timeout)
+        if not self._stop.is_set():
+            select.select([self._signals[0]], [], [], timeout)
+        try:
+            received = os.read(self._signals[0], 512)
+        except BlockingIOError:
+            received = b""
+        for signum in received:
+            if signum in (signal.SIGTERM, signal.SIGINT):
+                self.request_stop(signal.Signals(signum).name)
+            elif signum == signal.SIGHUP:
+                self.request_reload()
+        return self._stop.is_set()
 
     def shutdown(self) -> list[str]:
         """Stop triggers, let audits finish within the grace period, interrupt the rest, store

@@ -103,7 +103,7 @@ class IncidentApi:
 
     def post(self, path: str, headers: Mapping[str, str], body: bytes) -> Answer:
         """A status change; the token is checked before anything about the incident is looked at."""
-        refused = self._refuse(headers.get("authorization") or headers.get("Authorization"))
+        refused = self._refuse(headers.get("authorization"))
         if refused is not None:
             return refused
         parts = path.split("/")  # exactly /incidents/ID/ACTION: //incidents/1/ack is no path of ours
@@ -115,11 +115,13 @@ class IncidentApi:
             return 404, {"error": "no such incident"}, {}
         try:
             fields = json.loads(body.decode()) if body.strip() else {}
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):  # RecursionError: [[[[... nested too deep
             return 400, {"error": "the body is not JSON (send {\"owner\": \"...\", \"note\": \"...\"} or nothing)"}, {}
         if not isinstance(fields, dict) or set(fields) - {"owner", "note"} or \
                 any(v is not None and not isinstance(v, str) for v in fields.values()):
             return 400, {"error": "the body takes a JSON object with text fields owner and note, nothing else"}, {}
+        if any(isinstance(v, str) and not v.isascii() and _has_surrogate(v) for v in fields.values()):
+            return 400, {"error": "owner and note must be Unicode text (a \\ud800 alone is no character)"}, {}
         try:
             owner = check_text("owner", fields.get("owner"), OWNER_MAX)
             note = check_text("note", fields.get("note"), NOTE_MAX)
@@ -164,3 +166,11 @@ def _shown(incident: Incident) -> Incident:
     """Each finding links to the stored run with its evidence, as served by this daemon."""
     return incident.model_copy(update={"findings": [
         f.model_copy(update={"evidence_url": f"/runs/{f.last_run}"}) for f in incident.findings]})
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False

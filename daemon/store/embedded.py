@@ -141,6 +141,7 @@ class EmbeddedSupervisor:
 
         def stop() -> None:
             try:
+                self._forget_dead_handles()
                 self.db.server.cleanup()
                 stopped.set()
             except Exception as exc:
@@ -152,6 +153,23 @@ class EmbeddedSupervisor:
         if not finished.wait(wait_s):
             log.warning("embedded_database_left_running", pgdata=str(self.db.pgdata), waited_s=wait_s)
         return stopped.is_set()
+
+    def _forget_dead_handles(self) -> None:
+        """The wheel stops the server when the last process holding a handle lets go, counting the
+        pids in its handle file; a process killed (SIGKILL, OOM) never took its pid out, so a daemon
+        that joined the server it left counted a dead process as a user and left it running."""
+        import psutil
+
+        server = self.db.server
+        with server._lock:
+            handles = server.global_process_id_list
+            for pid in handles.get():
+                try:
+                    alive = psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+                except psutil.Error:
+                    alive = False
+                if pid != os.getpid() and not alive:
+                    handles.get_and_remove(pid)
 
     def describe(self) -> str | None:
         """Why the embedded server is not usable, for /readyz; None when it runs."""

@@ -246,6 +246,10 @@ class IncidentBook:
             if not found:
                 raise NotFound(f"no incident {incident_id} (see `argus incidents --status all`)")
             incident = found[0]
+            if incident.status == action in TRANSITIONS[action] and owner in (None, incident.owner) \
+                    and note in (None, incident.note):
+                # the same change twice (a retried request, a second click) is no change: no new entry
+                return _load(conn, "id = %s", (incident_id,), history=True)[0]
             if incident.status not in TRANSITIONS[action]:
                 raise StatusRefused(_refusal(incident, action))
             was_active = incident.status in ACTIVE
@@ -268,8 +272,11 @@ class IncidentBook:
                                                   "note": note, "source": source, "detail": detail,
                                                   "notice": notice})
             event.id = _insert_event(conn, incident.id, event, queued=False)
+            # read back while the row is still locked: read after the commit, a change made meanwhile
+            # by another request was described as this one's
+            changed = _load(conn, "id = %s", (incident_id,), history=True)[0]
         log.info("incident_status_changed", incident=incident.id, status=action, source=source)
-        return self.get(incident_id)
+        return changed
 
     def queue(self, now: datetime, policy: AlertPolicy | None) -> int:
         """Queue what is due at ``now``: reminders for incidents left open (unacknowledged) for

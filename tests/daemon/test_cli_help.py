@@ -106,3 +106,11 @@ def test_root_help_groups_commands_the_way_a_user_works() -> None:
     assert panels["History"] == ["runs", "show", "diff", "label", "history", "prune"]
     assert panels["Daemon"] == ["daemon", "run", "schedules"]
     assert panels["Alerts"] == ["mute", "unmute", "mutes", "alerts", "incidents", "incident"]
+
+
+@pytest.mark.parametrize("path", [p for p, c in LEAVES if any("--file" in o.opts for o in c.params)],
+                         ids=" ".join)
+def test_every_file_option_names_every_format_it_reads(path: tuple[str, ...]) -> None:
+    """The loader reads arrays, BSON and gzip for every command; "JSON lines" alone sent users elsewhere."""
+    text = " ".join(_help(path).split())
+    assert "JSON (lines or an array), mongodump BSON or its folder, gzipped or not" in re.sub(r"[│|] ?", "", text)

@@ -261,3 +261,15 @@ def test_two_replicas_queue_each_reminder_once(incidents: Incidents, receiver: R
     reminders = [r for r in incidents.outbox.rows() if r["kind"] == "incident_reminder"]
     assert len(reminders) == 3 * 3, "three incidents, three channels, once each"
     assert sum(queued) == 9 and len({(r["dedup_key"], r["channel"]) for r in reminders}) == 9
+
+
+def test_acknowledging_an_acknowledged_incident_again_changes_nothing(incidents: Incidents) -> None:
+    _run(incidents, 0, [total()])
+    book, now = incidents.book, incidents.clock.now()
+    book.change_status(1, "acknowledged", now=now, source="cli", owner="alice", note="on it")
+    again = book.change_status(1, "acknowledged", now=now, source="http")
+    same = book.change_status(1, "acknowledged", now=now, source="http", owner="alice")
+    assert [e.kind for e in same.history] == [e.kind for e in again.history] == ["opened", "acknowledged"]
+    assert (same.owner, same.note) == ("alice", "on it")
+    handed = book.change_status(1, "acknowledged", now=now, source="cli", owner="bob")
+    assert [e.kind for e in handed.history] == ["opened", "acknowledged", "acknowledged"] and handed.owner == "bob"
