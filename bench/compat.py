@@ -22,6 +22,7 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != _HERE]
 sys.path.insert(0, str(_HERE.parent))
 
 import argparse
+import os
 import uuid
 from datetime import UTC, datetime
 from typing import Any
@@ -163,7 +164,10 @@ def _difference(live: list[str], local: list[str]) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--uri", required=True)
+    parser.add_argument("--uri", default=os.environ.get("ARGUS_TEST_MONGODB_URI"),
+                        required="ARGUS_TEST_MONGODB_URI" not in os.environ,
+                        help="the server (default: $ARGUS_TEST_MONGODB_URI, as the live tests use)")
+    parser.add_argument("--quick", action="store_true", help="the same probes: a run is already small")
     parser.add_argument("--markdown", action="store_true", help="print the docs table of refusals and differences")
     args = parser.parse_args()
     client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(args.uri, serverSelectionTimeoutMS=5000)

@@ -111,12 +111,17 @@ def _stamp(label: str) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--uri", required=True)
+    parser.add_argument("--uri", default=os.environ.get("ARGUS_TEST_MONGODB_URI"),
+                        required="ARGUS_TEST_MONGODB_URI" not in os.environ,
+                        help="the server (default: $ARGUS_TEST_MONGODB_URI, as the live tests use)")
+    parser.add_argument("--quick", action="store_true", help="only the generated sensors collection")
     parser.add_argument("--database", default="argus_live_passes")
     parser.add_argument("--bench-dir", type=Path, default=_ROOT.parent / "shared" / "bench")
     parser.add_argument("--only", nargs="*", default=None)
     parser.add_argument("--time-budget", type=float, default=600.0)
     opts = parser.parse_args()
+    if opts.quick:
+        opts.only = ["sensors"]
     _stamp("start")
     db = pymongo.MongoClient(opts.uri, serverSelectionTimeoutMS=5000)[opts.database]
     failures: list[str] = []

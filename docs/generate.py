@@ -413,7 +413,7 @@ def bench_run(part: str, runs: Path = RUNS) -> str:
     head = (f"`{run['command']}` · {run['date']} · commit `{run['commit']}`"
             f"{' with uncommitted changes' if run['uncommitted_changes'] else ''} · {run['cores']} cores · "
             f"load average (1/5/15 min) {load[0]} at the start, {load[1]} at the end · {run['seconds']:,.0f} s · "
-            f"{exit_text}")
+            f"{exit_text}.")
     return f"{head}\n\n```text\n{run['stdout'].rstrip()}\n```"
 
 

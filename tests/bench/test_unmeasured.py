@@ -24,11 +24,11 @@ def test_passes_judges_no_target_on_an_audit_its_budget_cut_short() -> None:
     assert "measured nothing on long" in done.stderr
 
 
-def test_parity_compares_nothing_when_both_engines_audits_end_partial() -> None:
+def test_parity_compares_nothing_when_an_engines_audit_ends_partial() -> None:
     done = _run("bench/parity.py", "--quick", "--time-budget", "0.001")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "identical: yes" not in done.stdout
-    assert "nothing compared: the audit ended partial on the engine, partial on mongomock" in done.stdout
+    assert "nothing compared: the audit ended partial on the engine" in done.stdout
 
 
 def test_contracts_exits_one_when_its_audits_end_partial() -> None:

@@ -26,7 +26,7 @@ def test_a_recorded_run_is_published_with_its_command_commit_load_and_exit_code(
     text = generator().bench_run("bench-run-demo", runs=tmp_path)
     first, _, rest = text.partition("\n\n")
     assert first.startswith(f"`python -c {printed}` · {record['date']} · commit `{head}`")
-    assert "load average (1/5/15 min)" in first and first.endswith("exit 3")
+    assert "load average (1/5/15 min)" in first and first.endswith("exit 3.")
     assert rest == "```text\nrows measured: 42\n```"
 
 
