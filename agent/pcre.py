@@ -20,13 +20,14 @@ from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any
 
-__all__ = ["pcre2_problem"]
+__all__ = ["library", "pcre2_problem"]
 
 _UTF, _CASELESS, _MULTILINE, _DOTALL, _EXTENDED = 0x00080000, 0x00000008, 0x00000400, 0x00000020, 0x00000080
 
 
 @cache
-def _library() -> Any:
+def library() -> Any:
+    """The system's ``libpcre2-8`` with its compile functions declared, or None where it is missing."""
     name = ctypes.util.find_library("pcre2-8") or "libpcre2-8.so.0"
     try:
         lib = ctypes.CDLL(name)
@@ -60,7 +61,7 @@ def pcre2_problem(pattern: str, flags: int = 0, *, native: bool = True) -> str |
     if _OPEN_REPEAT.search(pattern):
         return ("'{,n}' is a repeat to Python but the text '{,n}' to PCRE2 (MongoDB): write {0,n} for the repeat, "
                 "\\{,n} for the text")
-    lib = _library() if native else None
+    lib = library() if native else None
     if lib is None:
         return _fallback(pattern, flags)
     error, offset = ctypes.c_int(), ctypes.c_size_t()

@@ -8,6 +8,8 @@ import ctypes
 import ctypes.util
 from functools import cache
 
+from agent.pcre import library
+
 __all__ = ["available", "exceeds", "steps"]
 
 _UTF = 0x00080000
@@ -16,14 +18,9 @@ _ERROR_MATCHLIMIT = -47
 
 @cache
 def _library() -> ctypes.CDLL | None:
-    name = ctypes.util.find_library("pcre2-8") or "libpcre2-8.so.0"
-    try:
-        lib = ctypes.CDLL(name)
-    except OSError:
+    lib = library()  # the one Argus itself judges patterns with
+    if lib is None:
         return None
-    lib.pcre2_compile_8.restype = ctypes.c_void_p
-    lib.pcre2_compile_8.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_uint32, ctypes.POINTER(ctypes.c_int),
-                                    ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p]
     lib.pcre2_match_data_create_from_pattern_8.restype = ctypes.c_void_p
     lib.pcre2_match_data_create_from_pattern_8.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     lib.pcre2_match_context_create_8.restype = ctypes.c_void_p
