@@ -133,6 +133,13 @@ def test_database_outage_loses_no_report(tmp_path: Path) -> None:
     path = tmp_path / "schedules.yaml"
     data = _demo_schedules("2s")
     data["schedules"] = [s for s in data["schedules"] if s["name"] == "demo-orders"]
+    # An audit long enough (200,000 documents, seconds) that PostgreSQL is gone before it ends: with the
+    # 2,000 demo orders the audit could finish and store its report while the server was still stopping,
+    # and the daemon skips triggers while its store is down, so nothing was ever spooled.
+    orders = tmp_path / "orders.jsonl"
+    orders.write_text("".join(f'{{"_id": {i}, "total": {i % 997 + 0.5}, "status": "{("paid", "open")[i % 2]}", '
+                              f'"customer": {{"id": "C{i % 5000}", "tier": {i % 3}}}}}\n' for i in range(200_000)))
+    data["connections"]["demo"]["files"]["orders"] = str(orders)
     _write(path, data)
     daemon = DaemonProcess(path, {"ARGUS_DATABASE_URL": dsn, "ARGUS_DATA_DIR": str(tmp_path / "data")},
                            tmp_path / "daemon.log")
