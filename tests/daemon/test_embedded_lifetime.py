@@ -22,12 +22,28 @@ def _postmaster(pgdata: Path) -> int | None:
     return None
 
 
-def test_the_embedded_server_the_daemon_started_stops_with_it(tmp_path: Path) -> None:
+def _schedules(tmp_path: Path) -> Path:
+    """One demo schedule that runs at start, then hourly: the daemon is up and idle."""
     schedules = tmp_path / "schedules.yaml"
     schedules.write_text(yaml.safe_dump({
         "connections": {"demo": {"files": {"orders": str(ROOT / "deploy/demo/orders.jsonl")}}},
         "schedules": [{"name": "orders", "connection": "demo", "database": "shop", "collection": "orders",
                        "trigger": {"every": "1h"}, "run_at_start": True}]}))
+    return schedules
+
+
+def _still_running(pid: int) -> bool:
+    """Whether ``pid`` still runs 10 s on: the postmaster's own exit follows the daemon's fast shutdown request."""
+    def alive() -> bool:
+        return psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    deadline = time.monotonic() + 10
+    while alive() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return alive()
+
+
+def test_the_embedded_server_the_daemon_started_stops_with_it(tmp_path: Path) -> None:
+    schedules = _schedules(tmp_path)
     data = tmp_path / "data"
     daemon = DaemonProcess(schedules, {"ARGUS_DATA_DIR": str(data), "ARGUS_DATABASE_URL": ""},
                            tmp_path / "daemon.log")
@@ -38,21 +54,13 @@ def test_the_embedded_server_the_daemon_started_stops_with_it(tmp_path: Path) ->
     finally:
         code = daemon.stop()
     assert code == 0, daemon.tail()
-    deadline = time.monotonic() + 10  # the postmaster's own exit after the daemon's fast shutdown request
-    while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE \
-            and time.monotonic() < deadline:
-        time.sleep(0.2)
-    alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    alive = _still_running(pid)
     assert not alive, f"postgres {pid} outlived the daemon:\n{daemon.tail()}"
 
 
 def test_a_daemon_started_after_one_was_killed_stops_the_server_it_joined(tmp_path: Path) -> None:
     """A SIGKILLed daemon leaves its server running; the next daemon joins it and stops it at its own end."""
-    schedules = tmp_path / "schedules.yaml"
-    schedules.write_text(yaml.safe_dump({
-        "connections": {"demo": {"files": {"orders": str(ROOT / "deploy/demo/orders.jsonl")}}},
-        "schedules": [{"name": "orders", "connection": "demo", "database": "shop", "collection": "orders",
-                       "trigger": {"every": "1h"}, "run_at_start": True}]}))
+    schedules = _schedules(tmp_path)
     data = tmp_path / "data"
     env = {"ARGUS_DATA_DIR": str(data), "ARGUS_DATABASE_URL": ""}
     killed = DaemonProcess(schedules, env, tmp_path / "killed.log")
@@ -66,11 +74,7 @@ def test_a_daemon_started_after_one_was_killed_stops_the_server_it_joined(tmp_pa
     finally:
         code = daemon.stop()
     assert code == 0, daemon.tail()
-    deadline = time.monotonic() + 10
-    while psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE \
-            and time.monotonic() < deadline:
-        time.sleep(0.2)
-    alive = psutil.pid_exists(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    alive = _still_running(pid)
     if alive:
         psutil.Process(pid).terminate()
     assert not alive, f"postgres {pid} outlived the daemon:\n{daemon.tail()}"
