@@ -372,7 +372,7 @@ class AuditSettings(_Model):
     scope: ScopeSettings | None = Field(None, description="audit only recent documents (field, since), with a full "
                                                           "audit every full_every; only the keys given override")
     metrics: list[MetricSpec] | None = Field(None, description="metrics of your own: each a name, a read-only "
-                                             "pipeline and between, warn/fail or anomaly (docs/metrics.md)")
+                                             "pipeline and between, warn/fail or anomaly (docs/custom-metrics.md)")
 
     @field_validator("time_budget", mode="before")
     @classmethod

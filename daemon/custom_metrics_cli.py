@@ -60,7 +60,8 @@ def register(app: typer.Typer, with_store: WithStore, *, panel: str | None = Non
                              "values": [r.model_dump(mode="json") for r in rows]}, indent=2))
             return
         console = stdout_console()
-        console.print(f"metric {name} of schedule {owner}: {len({r.run_id for r in rows})} runs", markup=False,
+        runs = len({r.run_id for r in rows})
+        console.print(f"metric {name} of schedule {owner}: {runs} run{'s' if runs != 1 else ''}", markup=False,
                       highlight=False)
         table = Table("run at", "run", "segment", "value", "verdict", "expected", box=None, header_style="bold")
         for r in rows:

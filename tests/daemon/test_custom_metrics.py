@@ -5,8 +5,10 @@ to Prometheus without a document value in its labels, and counted as one read.""
 
 from __future__ import annotations
 
+import json
 import os
 import random
+import re
 import textwrap
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,12 +18,14 @@ import psycopg
 import pytest
 from bson import json_util
 from prometheus_client import CollectorRegistry, generate_latest
+from typer.testing import CliRunner
 
 from agent.clock import ManualClock
 from agent.findings import Category
 from agent.report import AuditReport
 from config.schedules import load_schedules
 from config.settings import Settings
+from daemon.cli import app
 from daemon.metrics import Metrics
 from daemon.runner import ScheduleRunner
 from daemon.service import Daemon
@@ -156,3 +160,43 @@ def test_an_edit_adding_a_refused_pipeline_keeps_the_last_good_metrics(pg_dsn: s
     finally:
         daemon.request_stop()
         daemon.shutdown()
+
+
+def test_argus_run_prints_each_value_and_verdict_and_argus_metrics_prints_the_history(pg_dsn: str,
+                                                                                       tmp_path: Path) -> None:
+    cli = CliRunner()
+    (tmp_path / "schedules.yaml").write_text(textwrap.dedent(SCHEDULES))
+    env = {"ARGUS_DATABASE_URL": pg_dsn, "ARGUS_DATA_DIR": str(tmp_path / "data"), "COLUMNS": "200"}
+    rng = random.Random(5)
+    args = ["run", "orders", "--schedules", str(tmp_path / "schedules.yaml")]
+    write_orders(tmp_path / "orders.jsonl", rng)
+    first = cli.invoke(app, args, env=env)
+    assert first.exit_code == 0, first.output
+    assert "metrics 2 read (one read each), 0 breached" in first.output
+    assert re.search(r"ok\s+│ avg_qty\s+│\s+│ 3\.\d+\s+│ between 1 and 5", first.output), first.output
+    assert re.search(r"learning │ per_region │ EU \(seg_[0-9a-f]{10}\)", first.output), first.output
+    assert re.search(r"database \d+ queries \(2 for metrics\) · \d+ passes", first.output), first.output
+
+    write_orders(tmp_path / "orders.jsonl", rng, qty=9)
+    second = cli.invoke(app, [*args, "--format", "json"], env=env)
+    assert second.exit_code == 1, second.output  # a high finding, at the schedule's fail_on
+    report = json.loads(second.output)
+    assert [(m["name"], [v["verdict"] for v in m["values"]]) for m in report["metrics"]] == [
+        ("avg_qty", ["fail"]), ("per_region", ["learning"] * 3)]
+    assert [f["field"] for f in report["findings"] if f["category"] == "metric_breach"] == ["metric:avg_qty"]
+
+    listed = cli.invoke(app, ["metrics", "ls"], env=env)
+    assert listed.exit_code == 0, listed.output
+    assert re.search(r"orders\s+avg_qty\s+2\s+\S+\s+9\s+fail", listed.output), listed.output
+    assert re.search(r"orders\s+per_region\s+2\s+\S+\s+3 segments\s+learning", listed.output), listed.output
+    shown = cli.invoke(app, ["metrics", "show", "avg_qty", "--format", "json"], env=env)
+    assert shown.exit_code == 0, shown.output
+    history = json.loads(shown.output)
+    assert history["schedule"] == "orders"
+    assert (history["values"][0]["value"], history["values"][0]["verdict"]) == (9.0, "fail")
+    assert [v["verdict"] for v in history["values"]] == ["fail", "ok"]
+    table = cli.invoke(app, ["metrics", "show", "per_region"], env=env)
+    assert "metric per_region of schedule orders: 2 runs" in table.output
+    assert len(re.findall(r"EU \(seg_", table.output)) == 2
+    unknown = cli.invoke(app, ["metrics", "show", "nope"], env=env)
+    assert unknown.exit_code == 2 and "no stored values of a metric 'nope' (see `argus metrics ls`)" in unknown.output
