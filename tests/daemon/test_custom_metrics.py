@@ -23,8 +23,10 @@ from typer.testing import CliRunner
 from agent.clock import ManualClock
 from agent.findings import Category
 from agent.report import AuditReport
+from config.alerts import AlertsConfig
 from config.schedules import load_schedules
 from config.settings import Settings
+from daemon.alerts.policy import AlertPolicy
 from daemon.cli import app
 from daemon.metrics import Metrics
 from daemon.runner import ScheduleRunner
@@ -71,12 +73,15 @@ def breaches(report: AuditReport) -> list[str]:
 
 
 def test_a_fixed_range_and_a_learned_baseline_stay_quiet_then_breach_then_resolve(
-        store: PostgresStore, pg_dsn: str, tmp_path: Path) -> None:
+        store: PostgresStore, pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "schedules.yaml").write_text(textwrap.dedent(SCHEDULES))
     schedules = load_schedules(tmp_path / "schedules.yaml")
     clock = ManualClock(START)
     runner = ScheduleRunner(store=store, spool=Spool(tmp_path / "spool"), metrics=Metrics(),
                             settings=Settings(data_dir=tmp_path), clock=clock, replica="r1")
+    monkeypatch.setenv("TEST_HOOK_URL", "http://127.0.0.1:9/hook")
+    runner.alerts = AlertPolicy(AlertsConfig.model_validate(
+        {"min_severity": "high", "channels": {"hook": {"type": "webhook", "url_env": "TEST_HOOK_URL"}}}), {"orders": {}})
     rng = random.Random(3)
     reports: list[AuditReport] = []
     for day in range(9):
@@ -106,9 +111,11 @@ def test_a_fixed_range_and_a_learned_baseline_stay_quiet_then_breach_then_resolv
         stored = conn.execute("""select metric, grp, value, verdict from metric_values where run_id = %s
                                  order by metric, grp""", (reports[6].run_id,)).fetchall()
         incidents = conn.execute("select status, severity from incidents").fetchall()
+        alerts = conn.execute("select run_id, kind, channel from alert_outbox order by id").fetchall()
     assert stored == [("avg_qty", None, 9.0, "fail"), ("per_region", "APAC", pytest.approx(stored[1][2]), "ok"),
                       ("per_region", "EU", 4.0, "anomaly"), ("per_region", "US", pytest.approx(stored[3][2]), "ok")]
     assert incidents == [("resolved", "high")]  # opened on day 6, resolved after two clean runs
+    assert alerts == [(reports[6].run_id, "incident_opened", "hook"), (reports[8].run_id, "incident_resolved", "hook")]
     opened = IncidentBook(store).list(statuses=None)[0]
     assert sorted(f.field for f in opened.findings) == ["metric:avg_qty", "metric:per_region"]
 
