@@ -94,7 +94,11 @@ def _read(target: AuditTarget, spec: MetricSpec, privacy: PrivacyMode) -> Metric
     try:
         docs = target.aggregate([*spec.pipeline, {"$limit": MAX_GROUPS_READ + 1}], kind=METRIC_READ)
         values, folded = _values(docs, privacy)
-    except (QueryRefused, QueryRejected, QueryTimeout, TargetUnavailable, _NoNumber) as exc:
+    except QueryRejected as exc:  # the server's own words may quote a document value: only in full
+        text = str(exc) if privacy == "full" else \
+            f"the server refused the pipeline{f' (code {exc.code})' if exc.code is not None else ''}"
+        return MetricResult(name=spec.name, error=text, duration_ms=_ms(t0))
+    except (QueryRefused, QueryTimeout, TargetUnavailable, _NoNumber) as exc:
         return MetricResult(name=spec.name, error=str(exc), duration_ms=_ms(t0))
     except ArgusError as exc:  # the in-process engine's fault on this pipeline: named, not quoted
         return MetricResult(name=spec.name, error=f"the read failed ({type(exc).__name__})", duration_ms=_ms(t0))

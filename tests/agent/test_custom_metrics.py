@@ -144,3 +144,14 @@ def test_a_metric_not_measured_leaves_the_run_partial_and_a_breach_is_a_finding(
     partial = run_audit(_target(docs), HeuristicPlanner(), options=AuditOptions(metrics=broken))
     assert partial.outcome == "partial"
     assert "metric bad was not measured: field 'v' of result document 1 is str, not a finite number" in partial.notes
+
+
+@pytest.mark.parametrize("privacy", ["strict", "shapes", "full"])
+def test_a_server_refusal_quoting_a_value_is_kept_only_in_full_privacy(privacy: str) -> None:
+    spec = _spec(pipeline=[{"$group": {"_id": None, "v": {"$sum": {"$toInt": "$name"}}}}], between=[0, 1])
+    measured = measure_metrics(_target([{"name": "Zoe-4471"}]), [spec], at=AT, history={}, options=OPTIONS,
+                               privacy=privacy)
+    error = measured.results[0].error or ""
+    assert "code 241" in error
+    assert ("Zoe-4471" in error) == (privacy == "full")
+    assert ("Zoe-4471" in " ".join(measured.notes)) == (privacy == "full")

@@ -80,8 +80,9 @@ def test_a_fixed_range_and_a_learned_baseline_stay_quiet_then_breach_then_resolv
     runner = ScheduleRunner(store=store, spool=Spool(tmp_path / "spool"), metrics=Metrics(),
                             settings=Settings(data_dir=tmp_path), clock=clock, replica="r1")
     monkeypatch.setenv("TEST_HOOK_URL", "http://127.0.0.1:9/hook")
-    runner.alerts = AlertPolicy(AlertsConfig.model_validate(
-        {"min_severity": "high", "channels": {"hook": {"type": "webhook", "url_env": "TEST_HOOK_URL"}}}), {"orders": {}})
+    hook = {"type": "webhook", "url_env": "TEST_HOOK_URL"}
+    runner.alerts = AlertPolicy(AlertsConfig.model_validate({"min_severity": "high", "channels": {"hook": hook}}),
+                                {"orders": {}})
     rng = random.Random(3)
     reports: list[AuditReport] = []
     for day in range(9):
