@@ -28,11 +28,12 @@ from bson import Decimal128, Int64
 
 from agent.custom_metrics.judge import breach_finding, judge_value
 from agent.custom_metrics.models import MetricPoint, MetricResult, MetricSpec, MetricValue
-from agent.ejson import canonical_key
+from agent.ejson import canonical_key, encode
 from agent.errors import ArgusError, QueryRefused, QueryRejected, QueryTimeout, TargetUnavailable
 from agent.findings import Finding
 from agent.health.models import HealthOptions
 from agent.options import PrivacyMode
+from agent.privacy import identifier_like, mask_value
 from agent.tools.target import AuditTarget
 
 __all__ = ["MAX_GROUPS_READ", "MAX_SEGMENTS", "METRIC_READ", "MeasuredMetrics", "measure_metrics", "segment_key"]
@@ -151,9 +152,14 @@ def _number(doc: Any, index: int) -> float:
 
 
 def _shown(group: Any, privacy: PrivacyMode) -> str | None:
-    """The group as reports may show it: none in ``strict``; otherwise the group's own text (the key
-    of a group the user's pipeline formed is the vocabulary it groups by), cut to 80 characters."""
+    """The group as reports may show it: none in ``strict``; in ``shapes`` a string that is not
+    identifier-like as itself (the key of a group the user's pipeline formed is the vocabulary it
+    groups by: a region, a status), anything else as its shape; in ``full`` as itself. Cut to 80
+    characters."""
     if privacy == "strict":
         return None
+    if privacy == "shapes" and not (isinstance(group, str) and not identifier_like(group)) \
+            and not isinstance(group, bool | None):
+        return str(mask_value(encode(group), mode="shapes"))
     text = group if isinstance(group, str) else canonical_key(group)
     return text if len(text) <= _GROUP_TEXT_MAX else text[:_GROUP_TEXT_MAX - 1] + "\N{HORIZONTAL ELLIPSIS}"

@@ -155,3 +155,11 @@ def test_a_server_refusal_quoting_a_value_is_kept_only_in_full_privacy(privacy: 
     assert "code 241" in error
     assert ("Zoe-4471" in error) == (privacy == "full")
     assert ("Zoe-4471" in " ".join(measured.notes)) == (privacy == "full")
+
+
+def test_shapes_privacy_shows_a_vocabulary_group_and_only_the_shape_of_an_identifier() -> None:
+    spec = _spec(pipeline=[{"$group": {"_id": "$who", "v": {"$sum": 1}}}], fail={"above": 1000})
+    docs = [{"who": "EU"}, {"who": "zoe@mail.org"}, {"who": 4471}]
+    [result] = measure_metrics(_target(docs), [spec], at=AT, history={}, options=OPTIONS, privacy="shapes").results
+    assert sorted(v.group or "" for v in result.values) == ["4-digit number", "EU",
+                                                            "shape:a+@a+.a+"]
