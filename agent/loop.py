@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID, uuid4
 
@@ -199,7 +200,7 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             health, health_notes = _health_or_note(state, target, clock)
         except EngineFault as exc:
             outcome, reason, error = "failed", "error", str(exc)
-    measured = _metrics(state, target, clock) if outcome != "failed" and options.metrics else None
+    measured = _metrics(state, target, started_at) if outcome != "failed" and options.metrics else None
     if measured is not None:
         health_notes += measured.notes
         if measured.unmeasured and outcome == "succeeded":
@@ -433,11 +434,12 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
     return snapshot, [*notes, *found_notes]
 
 
-def _metrics(state: AgentState, target: AuditTarget, clock: Clock) -> MeasuredMetrics:
-    """The schedule's own metrics, read after the audit proper (one read each); their breaches are
-    committed like health anomalies, unless users labelled the pattern a false positive."""
+def _metrics(state: AgentState, target: AuditTarget, started_at: datetime) -> MeasuredMetrics:
+    """The schedule's own metrics, read after the audit proper (one read each) and judged as of the
+    run's start, the time their values are stored under; their breaches are committed like health
+    anomalies, unless users labelled the pattern a false positive."""
     context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
-    measured = measure_metrics(target, state.options.metrics, at=clock.now(),
+    measured = measure_metrics(target, state.options.metrics, at=started_at,
                                history=context.metrics if context is not None else {},
                                options=state.options.health, privacy=state.options.privacy)
     for finding in measured.findings:
