@@ -28,6 +28,8 @@ class Category(StrEnum):
     VOLUME_ANOMALY = "volume_anomaly"
     FRESHNESS = "freshness"
     DISTRIBUTION_DRIFT = "distribution_drift"
+    # A schedule's own metric (metrics:) outside what it declared to expect (agent.custom_metrics):
+    METRIC_BREACH = "metric_breach"
 
 
 class Severity(StrEnum):

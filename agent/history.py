@@ -17,6 +17,7 @@ from uuid import UUID
 
 from pydantic import BaseModel, Field
 
+from agent.custom_metrics.models import MetricPoint
 from agent.findings import Category, Severity
 from agent.health.models import FieldHealth, HealthSnapshot
 
@@ -155,6 +156,9 @@ class HistoricalContext(BaseModel):
     batch_checks: dict[str, int] = Field(default_factory=dict, description="checks a batched pass of each kind "
                                          "carried within the time limit in the latest run that learned it: this "
                                          "run's first pass sizes")
+    metrics: dict[str, list[MetricPoint]] = Field(default_factory=dict, description="metric name -> the values "
+                                                  "earlier runs of the schedule stored (the baselines of "
+                                                  "anomaly: true)")
 
     def label_for(self, fp: str) -> LabelSummary | None:
         return self.labels.get(fp)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any, Protocol
 from uuid import UUID, uuid4
 
@@ -22,6 +23,7 @@ from agent.clock import Clock, SystemClock
 from agent.contracts.compile import compile_contract, stat_key
 from agent.contracts.model import Contract, ContractReport, RuleResult
 from agent.contracts.results import contract_report, lookup_key, not_checked
+from agent.custom_metrics.measure import MeasuredMetrics, measure_metrics
 from agent.ejson import decode, encode, filter_key
 from agent.errors import (
     ArgusError,
@@ -41,7 +43,7 @@ from agent.health.collect import collect_health, newest_document
 from agent.health.findings import anomaly_findings
 from agent.health.models import HealthSnapshot
 from agent.hints import zero_match_hints
-from agent.history import HistoricalContext
+from agent.history import HistoricalContext, fingerprint
 from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
 from agent.planners.base import Planner
@@ -198,11 +200,16 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             health, health_notes = _health_or_note(state, target, clock)
         except EngineFault as exc:
             outcome, reason, error = "failed", "error", str(exc)
+    measured = _metrics(state, target, started_at) if outcome != "failed" and options.metrics else None
+    if measured is not None:
+        health_notes += measured.notes
+        if measured.unmeasured and outcome == "succeeded":
+            outcome = "partial"  # a metric not read proves nothing: this run must not resolve its breach
     finished_at = clock.now()
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
                            llm=llm, note=note, database_cost=target.cost())
-    report = report.model_copy(update={"health": health,
+    report = report.model_copy(update={"health": health, "metrics": measured.results if measured else [],
                                        "notes": [*report.notes, *_server_notes(target, state), *health_notes]})
     log.info("audit_finished", outcome=outcome, termination_reason=reason, iterations=state.iteration,
              findings=len(report.findings), duration_s=round(report.duration_s, 3))
@@ -425,6 +432,25 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
         notes.append(f"no earlier run was stored: the volume and freshness baselines came from {len(points)} "
                      f"intervals of the collection's own history ({points[0].time_source})")
     return snapshot, [*notes, *found_notes]
+
+
+def _metrics(state: AgentState, target: AuditTarget, started_at: datetime) -> MeasuredMetrics:
+    """The schedule's own metrics, read after the audit proper (one read each) and judged as of the
+    run's start, the time their values are stored under; their breaches are committed like health
+    anomalies, unless users labelled the pattern a false positive."""
+    context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
+    measured = measure_metrics(target, state.options.metrics, at=started_at,
+                               history=context.metrics if context is not None else {},
+                               options=state.options.health, privacy=state.options.privacy)
+    for finding in measured.findings:
+        fp = fingerprint(state.connection_name, state.database, state.collection, finding.field, finding.category)
+        why = context.suppressed(fp, finding.affected_pct) if context is not None else None
+        if why is not None:
+            measured.notes.append(f"{finding.category.value} on {finding.field} not reported: {why}")
+            continue
+        state.findings.upsert(finding)
+        log.info("metric_breach_committed", metric=finding.field, severity=finding.severity.value)
+    return measured
 
 
 def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord,

@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.custom_metrics.models import MetricSpec
 from agent.findings import Severity
 from agent.health.models import HealthOptions
 
@@ -41,3 +42,5 @@ class AuditOptions(BaseModel):
     fail_on: Severity | None = Severity.HIGH
     health: HealthOptions = Field(default_factory=HealthOptions)
     scope: ScopeOptions | None = Field(None, description="read only recent documents; None: the whole collection")
+    metrics: tuple[MetricSpec, ...] = Field((), description="the schedule's own metrics: one read each, judged "
+                                                            "(agent.custom_metrics)")

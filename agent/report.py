@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import BaseModel, Field, PrivateAttr, field_validator, model_validator
 
 from agent.contracts.model import ContractReport
+from agent.custom_metrics.models import MetricResult
 from agent.ejson import bounded
 from agent.findings import Finding, Severity, severity_at_least
 from agent.health.models import HealthSnapshot
@@ -105,6 +106,8 @@ class AuditReport(BaseModel):
                                                             "measured during this run")
     contract: ContractReport | None = Field(None, description="each declared rule of the run's contract with its "
                                                               "result; None for a run without a contract")
+    metrics: list[MetricResult] = Field(default_factory=list, description="the schedule's own metrics: each "
+                                        "value (per segment for a grouped pipeline) and its verdict")
     _replay_evidence: dict[UUID, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     @property

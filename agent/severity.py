@@ -25,6 +25,7 @@ _BASE = {
     Category.VOLUME_ANOMALY: Severity.HIGH,
     Category.FRESHNESS: Severity.HIGH,
     Category.DISTRIBUTION_DRIFT: Severity.MEDIUM,
+    Category.METRIC_BREACH: Severity.HIGH,
 }
 _LADDER = [Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL]
 

@@ -36,6 +36,7 @@ from pydantic import (
 )
 
 from agent.contracts.model import Contract
+from agent.custom_metrics.models import Bound, MetricSpec
 from agent.durations import format_duration, parse_duration, shortened
 from agent.errors import ArgusError
 from agent.findings import Severity
@@ -45,6 +46,7 @@ from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from agent.secrets import SECRETS
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
+from config.metrics import duplicate_metrics
 from config.settings import check_mongodb_uri
 from config.yaml_source import (
     MAX_NODES,
@@ -369,6 +371,8 @@ class AuditSettings(_Model):
                                                                    "schedules file) or the rules inline")
     scope: ScopeSettings | None = Field(None, description="audit only recent documents (field, since), with a full "
                                                           "audit every full_every; only the keys given override")
+    metrics: list[MetricSpec] | None = Field(None, description="metrics of your own: each a name, a read-only "
+                                             "pipeline and between, warn/fail or anomaly (docs/custom-metrics.md)")
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -379,7 +383,7 @@ class AuditSettings(_Model):
         return AuditOptions(sample_size=self.sample_size, max_iterations=self.max_iterations,
                             time_budget_s=self.time_budget.total_seconds(), max_time_ms=self.max_time_ms,
                             privacy=self.privacy, fail_on=self.fail_on, ru_budget=self.ru_budget,
-                            health=(self.health or HealthSettings()).options())
+                            health=(self.health or HealthSettings()).options(), metrics=tuple(self.metrics or ()))
 
 
 class Connection(_Model):
@@ -436,6 +440,7 @@ class Schedule(_Model):
     health: HealthSettings | None = None
     contract: dict[str, Any] | str | None = None
     scope: ScopeSettings | None = None
+    metrics: list[MetricSpec] | None = None
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -577,6 +582,10 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(ExcludeSetting.model_fields)
     if parent[-1] == "scope":
         return list(ScopeSettings.model_fields)
+    if parent[-1] == "metrics":
+        return list(MetricSpec.model_fields)
+    if parent[-1] in ("warn", "fail"):
+        return list(Bound.model_fields)
     if parent[0] == "connections":
         return list(Connection.model_fields)
     if parent[:2] == ["alerts", "channels"]:
@@ -682,6 +691,10 @@ def _load(file: Path, raw: bytes, version: FileVersion) -> ScheduleSet:
             line = line_for(loc, lines, key=err["type"] == "extra_forbidden")
             problems.append(f"{file}:{line} {where(loc)}: {_message(err, loc)}")
         raise ScheduleError(sorted(set(problems), key=problem_order)) from None
+    twice = duplicate_metrics(file, lines, [(("defaults",), parsed.defaults.metrics)] + [
+        (("schedules", i), s.metrics) for i, s in enumerate(parsed.schedules)])
+    if twice:
+        raise ScheduleError(twice)
     base = file.resolve().parent
     connections = {name: _absolute(c, base) for name, c in parsed.connections.items()}
     contracts = _Contracts(file, base, lines)

@@ -134,6 +134,11 @@ class Metrics:
                                     registry=r)
         self.field_nulls = Gauge("argus_field_null_share", "Null or missing share of a field in the last sample "
                                  "(only for schedules with health.field_metrics)", [*where, "field"], registry=r)
+        self.metric_values = Gauge("argus_metric_value", "Each of a schedule's own metrics (metrics:) at its last "
+                                   "run; segment: a digest of the group for a grouped pipeline (never its value), "
+                                   "'other' past the cap, empty for a single value", ["schedule", "metric", "segment"],
+                                   registry=r)
+        self._metric_series: dict[str, set[tuple[str, str]]] = {}
 
     def gauge_from(self, name: str, doc: str, labels: list[str], produce: Rows) -> None:
         """Register a gauge computed at scrape time."""
@@ -209,6 +214,7 @@ class Metrics:
             counter.labels(schedule).inc(amount)
 
         self._observe_health(schedule, report)
+        self._observe_metrics(schedule, report)
         if report.contract is not None:
             for result in get_args(RuleOutcome):
                 self.contract_rules.labels(schedule, result).set(report.contract.count(result))
@@ -230,6 +236,18 @@ class Metrics:
         if report.options.health.field_metrics:
             for f in health.fields:
                 self.field_nulls.labels(*where, f.path).set(f.null_share)
+
+    def _observe_metrics(self, schedule: str, report: AuditReport) -> None:
+        """The last run's values; a series the run did not measure (a segment gone, a metric not
+        read) is removed, so a dashboard never shows an old value as today's."""
+        if report.outcome == "failed":
+            return
+        now = {(m.name, v.segment or ""): v.value for m in report.metrics for v in m.values if v.value is not None}
+        for gone in self._metric_series.get(schedule, set()) - now.keys():
+            self.metric_values.remove(schedule, *gone)
+        for (metric, segment), value in now.items():
+            self.metric_values.labels(schedule, metric, segment).set(value)
+        self._metric_series[schedule] = set(now)
 
     def observe_diff(self, schedule: str, report: AuditReport) -> None:
         if report.diff is None:

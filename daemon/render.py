@@ -13,13 +13,14 @@ from rich.status import Status
 from rich.table import Table
 
 from agent.contracts.model import ContractReport
+from agent.custom_metrics.models import MetricResult
 from agent.health.models import HealthSnapshot, age_text
 from agent.history import DiffEntry, RunDiff
 from agent.report import AuditReport, TraceEntry
 from agent.state import AgentState
 from daemon.store import RunSummary
 
-__all__ = ["ProgressDisplay", "StepLog", "print_diff", "print_report", "print_runs"]
+__all__ = ["ProgressDisplay", "StepLog", "print_diff", "print_metrics", "print_report", "print_runs"]
 
 log = structlog.get_logger("argus.audit")
 
@@ -82,7 +83,8 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
     cost = report.database_cost
     ru = f" · {cost.request_units:,.1f} RU" if cost.request_units is not None else ""
     throttled = f" · {cost.throttled} throttled" if cost.throttled else ""
-    console.print(f"database {cost.queries_sent} queries · {cost.passes} passes over the collection · "
+    metric_reads = f" ({cost.metric_reads} for metrics)" if cost.metric_reads else ""
+    console.print(f"database {cost.queries_sent} queries{metric_reads} · {cost.passes} passes over the collection · "
                   f"{cost.documents_examined:,} documents examined{ru}{throttled}", highlight=False)
     if report.diff is not None:
         console.print(f"changes {_diff_line(report.diff)}", highlight=False)
@@ -92,6 +94,8 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         console.print(f"[yellow]note:[/yellow] {note}")
     if report.contract is not None:
         _print_contract(report.contract, console)
+    if report.metrics:
+        print_metrics(report.metrics, console)
     if report.outcome == "failed":
         console.print("[red]The audit failed: the findings below are what it found before.[/red]" if report.findings
                       else "[red]No findings: the audit failed before it could check the collection.[/red]")
@@ -150,6 +154,29 @@ def _print_contract(contract: ContractReport, console: Console) -> None:
     for r in contract.rules:
         table.add_row(f"[{_RESULT_STYLE[r.result]}]{r.result}[/]", escape(r.field), escape(r.expect),
                       "" if r.count is None else f"{r.count:,}", str(r.line), escape(r.detail))
+    console.print(table)
+
+
+_VERDICT_STYLE = {"fail": "red", "anomaly": "red", "error": "red", "warn": "yellow", "no_value": "yellow",
+                  "ok": "green", "learning": "cyan", "excluded": "cyan"}
+
+
+def print_metrics(metrics: Sequence[MetricResult], console: Console) -> None:
+    """``metrics 2 read, 1 breached`` and each value (per segment) with its verdict and what was expected."""
+    breached = sum(1 for m in metrics if m.verdict in ("warn", "anomaly", "fail"))
+    console.print(f"metrics {len(metrics)} read (one read each), {breached} breached", highlight=False)
+    table = Table(header_style="bold")
+    for column in ("verdict", "metric", "segment", "value", "expected"):
+        table.add_column(column, overflow="fold")
+    for m in metrics:
+        if m.error is not None:
+            table.add_row("[red]error[/]", escape(m.name), "", "", escape(m.error))
+        for v in m.values:
+            segment = "" if v.segment is None else f"{v.group} ({v.segment})" if v.group else v.segment
+            value = "" if v.value is None else f"{v.value:.6g}"
+            z = f" · z {v.z:+.1f}" if v.z is not None else ""
+            table.add_row(f"[{_VERDICT_STYLE[v.verdict]}]{v.verdict}[/]", escape(m.name), escape(segment), value,
+                          escape((v.expected or "") + z))
     console.print(table)
 
 

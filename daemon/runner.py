@@ -43,6 +43,7 @@ from daemon.metrics import Metrics
 from daemon.sources import SourceCache
 from daemon.spool import Spool, storable
 from daemon.store import LOST_RUN, CollectionRef, PostgresStore, StoreError, StoreUnavailable, TriggerClaim
+from daemon.store.metric_values import MetricBook
 from daemon.triggers import interval_of, slot_of
 
 __all__ = ["CLAIM_LEASE_S", "Progress", "ScheduleRunner", "replica_name"]
@@ -283,6 +284,9 @@ class ScheduleRunner:
                                              drift_tolerance=self.settings.drift_tolerance,
                                              growth_factor=self.settings.growth_factor,
                                              health_runs=options.health.window)
+                if options.metrics:  # the baselines of the schedule's own metrics
+                    context = context.model_copy(update={"metrics": MetricBook(self.store).history(
+                        schedule.name, [m.name for m in options.metrics], window=options.health.window)})
             except StoreError as exc:
                 self.metrics.store_errors.labels("history").inc()
                 log.warning("history_unavailable", schedule=schedule.name, error=str(exc))

@@ -122,10 +122,10 @@ class ReplayFirst:
 
 
 def _replayable(pattern: Pattern) -> bool:
-    """A committed pattern whose stored evidence can still be sent: not a health anomaly (judged
-    against its baseline each run), not masked by the privacy mode, and accepted by today's guard
-    (one refused query must not sink the batch of every other pattern)."""
-    if not pattern.committed_runs or pattern.category in HEALTH_CATEGORIES:
+    """A committed pattern whose stored evidence can still be sent: not a health anomaly or a metric's
+    breach (judged against its baseline or range each run), not masked by the privacy mode, and
+    accepted by today's guard (one refused query must not sink the batch of every other pattern)."""
+    if not pattern.committed_runs or pattern.category in HEALTH_CATEGORIES or pattern.category == "metric_breach":
         return False
     if has_masked(pattern.last_evidence_query):
         return False

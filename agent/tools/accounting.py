@@ -42,6 +42,8 @@ class DatabaseCost(BaseModel):
     passes: int = Field(0, description="operations that visited the whole collection ($sample excluded)")
     lookups: int = Field(0, description="reads of referenced collections by reference checks ($in over a batch of "
                                         "values: index lookups where the referenced field is indexed); not passes")
+    metric_reads: int = Field(0, description="reads of the schedule's own metrics (metrics:), one per metric; each "
+                                             "is also a pass unless its pipeline starts with a selective $match")
     documents_examined: int = Field(0, description="documents visited, where known (passes x collection size, "
                                                    "or x the window's documents in a scoped audit whose field "
                                                    "leads an index, plus sampled documents)")
@@ -107,6 +109,7 @@ class OperationLedger:
             queries_sent=len(self.records),
             passes=sum(1 for r in self.records if r.full_pass),
             lookups=sum(1 for r in self.records if r.kind == "lookup"),
+            metric_reads=sum(1 for r in self.records if r.kind == "metric"),
             documents_examined=sum(r.documents_examined or 0 for r in self.records),
             throttled=sum(r.throttled for r in self.records) + self.pending_throttles,
             request_units=self.request_units,

@@ -287,13 +287,15 @@ class AuditTarget:
     def _by_subtraction(self, positive: dict[str, Any], negated: dict[str, Any]) -> int:
         return self.count_documents(positive) - self.count_documents(negated)
 
-    def aggregate(self, pipeline: list[dict[str, Any]], *, full_pass: bool | None = None) -> list[Any]:
-        """``full_pass`` overrides the ledger's judgement (a bucketing of an ``_id`` range still reads it all)."""
+    def aggregate(self, pipeline: list[dict[str, Any]], *, full_pass: bool | None = None,
+                  kind: str = "aggregate") -> list[Any]:
+        """``full_pass`` overrides the ledger's judgement (a bucketing of an ``_id`` range still reads it all);
+        ``kind`` names the read in the run's database cost (a metric's read is its own line)."""
         is_pass = pipeline_is_pass(pipeline) if full_pass is None else full_pass
 
         def send(_: Any) -> list[Any]:
             sent = self._pipeline(pipeline)
-            return self._call("aggregate", is_pass,
+            return self._call(kind, is_pass,
                               lambda limit_ms: list(self._collection.aggregate(sent, maxTimeMS=limit_ms)), query=sent)
         return self._reshaped(pipeline, send)
 

@@ -295,6 +295,22 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         primary key (connection, database, collection)
     );
     """),
+    (34, "the values of each schedule's own metrics per run (issue 32)", """
+    create table metric_values (
+        run_id uuid not null references runs (id) on delete cascade,
+        schedule text not null,
+        metric text not null,
+        segment text not null default '',        -- '' for a single value; seg_<digest> or 'other' per group
+        grp text,                                -- the group as the run's privacy mode allowed (null in strict)
+        at timestamptz not null,                 -- the run's start
+        value double precision,                  -- null: no value (none answered, or not measured)
+        verdict text not null,
+        expected text,
+        error text,                              -- why the metric was not measured
+        primary key (run_id, metric, segment)
+    );
+    create index metric_values_by_metric on metric_values (schedule, metric, segment, at desc);
+    """),
 ]
 
 

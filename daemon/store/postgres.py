@@ -49,6 +49,7 @@ from daemon.incidents.models import IncidentNotice
 from daemon.incidents.tracker import Change
 from daemon.store.errors import NotFound, StoreError, StoreUnavailable
 from daemon.store.incidents import record_incidents, refreshed
+from daemon.store.metric_values import insert_values
 from daemon.store.migrations import migrate
 from daemon.store.outbox import enqueue
 from daemon.store.text import keep_text_storable
@@ -366,6 +367,7 @@ class PostgresStore:
                        freshness_s, snapshot) values (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
                 (report.run_id, report.connection, report.database, report.collection, h.at, h.documents,
                  h.inserts, h.freshness_s, Jsonb(h.model_dump(mode="json"))))
+        insert_values(conn, report)
         status = {e.finding_id: e for e in (report.diff.entries if report.diff else []) if e.finding_id}
         with conn.cursor() as cur:
             cur.executemany(
