@@ -10,7 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.window import Window
 
-__all__ = ["Category", "Finding", "Severity", "WriteFindingInput", "severity_at_least"]
+__all__ = ["Category", "FailingDocument", "FailingDocuments", "Finding", "Severity", "WriteFindingInput",
+           "severity_at_least"]
 
 
 class Category(StrEnum):
@@ -70,7 +71,27 @@ class WriteFindingInput(BaseModel):
                                                "rule' joined by '; '; None for an inferred finding")
 
 
+class FailingDocument(BaseModel):
+    """One document the finding's evidence query matched: its ``_id`` and the finding field's values
+    in it, each as the privacy mode lets it be written (``None`` and ``[]`` where it withholds them)."""
+
+    id: Any = None
+    values: list[Any] = Field(default_factory=list)
+
+
+class FailingDocuments(BaseModel):
+    """The first documents the evidence query matched, read at audit time in the evidence pass
+    (``agent.tools.count_many``'s examples branch): what a user fixes the data from."""
+
+    documents: list[FailingDocument] = Field(default_factory=list)
+    read: int = Field(0, description="documents read (at most the run's failing_documents)")
+    withheld: str | None = Field(None, description="why _ids or values are not shown (the privacy mode, the "
+                                                   "run's bound)")
+
+
 class Finding(WriteFindingInput):
     id: UUID = Field(default_factory=uuid4)
     window: Window | None = Field(None, description="a scoped audit: the documents it was counted in (its share "
                                                     "is of them); None: the whole collection")
+    failing: FailingDocuments | None = Field(None, description="failing documents read with the evidence query; "
+                                                               "None: none were read (see `finding show`)")

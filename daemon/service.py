@@ -31,6 +31,7 @@ from config.schedules import FileVersion, ScheduleError, ScheduleSet, file_versi
 from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
+from daemon.findings_view import stored_finding
 from daemon.healthcheck import LISTEN_FILE
 from daemon.http import HttpServer
 from daemon.incidents.http import IncidentApi
@@ -92,7 +93,7 @@ class Daemon:
                                 token=settings.incident_token_value if settings.incidents_writable else None,
                                 changed=self.queue_incident_notices)
         self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
-                               run=self.run_view, incidents=incidents)
+                               run=self.run_view, finding=self.finding_view, incidents=incidents)
         try:
             self._start()
         except BaseException:
@@ -392,6 +393,11 @@ class Daemon:
                              **({"description": f.description} if mode == "full" else {})})
         body = report.model_dump(mode="json", exclude={"trace", "findings", "dismissed_findings", "evaluations"})
         return {**body, "findings": findings}
+
+    def finding_view(self, finding_id: str) -> dict[str, Any] | None:
+        """A stored finding with its failing documents, as ``argus finding show --format json`` gives it
+        (masked by its run's privacy mode, as the run stored it)."""
+        return stored_finding(self.store, finding_id)
 
     # --- stop ------------------------------------------------------------------------------------
 

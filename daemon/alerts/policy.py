@@ -193,7 +193,9 @@ class AlertPolicy:
             previous_severity=entry.previous_severity, affected_count=finding.affected_count,
             affected_share=finding.affected_pct, collection_size=report.collection_size,
             evidence_query=evidence, evidence_redacted=has_masked(evidence),
-            sample_values=finding.sample_values if mode == "full" else [])
+            sample_values=finding.sample_values if mode == "full" else [], finding_id=finding.id,
+            documents_command=f"argus finding show {str(finding.id)[:8]} --documents",
+            documents_url=f"{self.config.base_url.rstrip('/')}/findings/{finding.id}" if self.config.base_url else None)
 
     def _failure_alert(self, report: AuditReport, streak: int, labels: dict[str, str]) -> Alert:
         error = (report.error or "unknown error")[:_ERROR_MAX]
