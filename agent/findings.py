@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -95,3 +95,6 @@ class Finding(WriteFindingInput):
                                                     "is of them); None: the whole collection")
     failing: FailingDocuments | None = Field(None, description="failing documents read with the evidence query; "
                                                                "None: none were read (see `finding show`)")
+    masked_as: Literal["strict", "shapes", "full"] | None = Field(
+        None, description="the privacy mode its evidence and values were written under by the run (which knew the "
+                          "field's vocabulary); None: as found (a report stored before, masked again when shown)")

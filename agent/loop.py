@@ -33,6 +33,7 @@ from agent.errors import (
     TargetUnavailable,
     ToolError,
 )
+from agent.evidence import vocabulary
 from agent.failing import asking_failing, attached, bounded
 from agent.findings import Category, Finding, Severity, WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
@@ -46,7 +47,7 @@ from agent.history import HistoricalContext
 from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
 from agent.planners.base import Planner
-from agent.privacy import Masker, categorical_values
+from agent.privacy import Masker
 from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord, UnansweredCheck
 from agent.tools import get_stats, run_query, schema_sample
@@ -608,7 +609,7 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
                   error: str | None, llm: LLMAccount | None = None, note: str | None = None,
                   database_cost: DatabaseCost | None = None) -> AuditReport:
     # The privacy boundary: what the report (and so the store, /runs, alerts) may hold of documents.
-    masker = Masker(state.options.privacy, categorical_values(state.schema))
+    masker = Masker(state.options.privacy, vocabulary(state.schema, state.contract))
     findings = bounded([masker.finding(f) for f in state.findings])
     dismissed = [d.model_copy(update={"finding": masker.finding(d.finding)}) for d in state.dismissed_findings]
     notes: list[str] = list(dict.fromkeys([*state.planner_notes, *state.notes]))

@@ -301,7 +301,8 @@ class Masker:
         evidence, _ = self.query(finding.evidence_query)
         return finding.model_copy(update={"evidence_query": evidence,
                                           "sample_values": self.sample_values(finding.field, finding.sample_values),
-                                          "failing": self.failing(finding.field, finding.failing)})
+                                          "failing": self.failing(finding.field, finding.failing),
+                                          "masked_as": self.mode})
 
     def failing(self, path: str, failing: FailingDocuments | None) -> FailingDocuments | None:
         """A finding's failing documents as they may be written. ``strict``: none of them (their

@@ -25,7 +25,8 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from agent.clock import Clock, SystemClock
-from agent.privacy import has_masked, mask_query
+from agent.evidence import written_evidence
+from agent.privacy import has_masked
 from agent.report import ARGUS_VERSION
 from config.schedules import FileVersion, ScheduleError, ScheduleSet, file_version, load_schedules
 from config.settings import Settings
@@ -387,7 +388,7 @@ class Daemon:
         mode = report.options.privacy
         findings = []
         for f in report.findings:
-            evidence, _ = mask_query(f.evidence_query, mode=mode)  # a report stored before masking, too
+            evidence = written_evidence(f, mode)  # a report stored before masking, too
             findings.append({**f.model_dump(mode="json", exclude={"evidence_query", "description", "hypothesis"}),
                              "evidence_query": evidence, "evidence_redacted": has_masked(evidence),
                              **({"description": f.description} if mode == "full" else {})})

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
+from agent.evidence import written_evidence
 from agent.findings import Finding, Severity, severity_at_least
 from agent.history import DiffEntry
-from agent.privacy import has_masked, mask_query
+from agent.privacy import has_masked
 from agent.report import AuditReport
 from config.alerts import AlertsConfig
 from config.schedules import ScheduleSet
@@ -172,7 +173,7 @@ class AlertPolicy:
     def _finding_alert(self, kind: AlertKind, report: AuditReport, entry: DiffEntry, finding: Finding,
                        labels: dict[str, str]) -> Alert:
         mode = report.options.privacy
-        evidence, _ = mask_query(finding.evidence_query, mode=mode)  # idempotent on a masked report
+        evidence = written_evidence(finding, mode)  # as the run masked it
         where = f"{report.database}.{report.collection}"
         affected = f"{finding.affected_count:,} of {report.collection_size:,} documents ({finding.affected_pct:.2%})"
         if kind == "new_finding":

@@ -189,3 +189,21 @@ def _get(server: HttpServer, path: str) -> bytes:
         while chunk := conn.recv(65536):
             received += chunk
     return received
+
+
+def test_the_evidence_query_is_masked_alike_by_every_command_and_runs_in_mongosh(tmp_path: Path,
+                                                                                stored: str) -> None:
+    path, contract, _, _ = _orders(tmp_path)
+    contract.write_text("fields:\n  status:\n    in: [paid, new, refunded]\n")  # refunded: in no document
+    _, report = _audit(path, contract, "shapes")
+    declared = '"$nin": ["paid", "new", "refunded"]'
+    shown = runner.invoke(app, ["show", report["run_id"]]).stdout
+    line = next(x for x in shown.splitlines() if x.startswith("evidence status enum_violation: "))
+    assert declared in line and "$masked" not in line
+    evidence = runner.invoke(app, ["finding", "show", _finding(report, "status")[:8], "--evidence"]).stdout
+    command = evidence.splitlines()[0]
+    assert command.startswith('db.getSiblingDB("files").getCollection("orders").find({"status": {')
+    assert declared in command and "$masked" not in evidence
+    incident = json.loads(runner.invoke(app, ["incident", "show", "1", "--format", "json"]).stdout)
+    text = json.dumps(incident, separators=(", ", ": "))
+    assert declared in text and "$masked" not in text
