@@ -70,6 +70,9 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
 
     def _print_evidence(say: Callable[[str], None], report: AuditReport, finding: Finding) -> None:
         say(mongosh_find(report.database, report.collection, finding.evidence_query))
+        if finding.window is not None:
+            say(f"# counted among the documents of the run's window ({finding.window.describe()}): add that "
+                f"condition to see the same documents")
         if has_masked(finding.evidence_query):
             say(f"# values marked $masked were left out by the run's privacy mode ({report.options.privacy}): "
                 f"this query does not select what it did; an audit with --privacy full keeps them")
@@ -93,4 +96,5 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
             say(f"withheld: {failing.withheld} ({failing.read} read)")
         for d in failing.documents:
             values = ", ".join(json.dumps(v, ensure_ascii=False) for v in d.values) or "(no value)"
-            say(f"  _id {json.dumps(d.id, ensure_ascii=False)}  {finding.field}: {values}")
+            key = "(none: the document has no _id)" if d.id is None else json.dumps(d.id, ensure_ascii=False)
+            say(f"  _id {key}  {finding.field}: {values}")
