@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
 from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.window import Window
 
-__all__ = ["Category", "Finding", "Severity", "WriteFindingInput", "severity_at_least"]
+__all__ = ["Category", "FailingDocument", "FailingDocuments", "Finding", "Severity", "WriteFindingInput",
+           "severity_at_least"]
 
 
 class Category(StrEnum):
@@ -72,7 +73,30 @@ class WriteFindingInput(BaseModel):
                                                "rule' joined by '; '; None for an inferred finding")
 
 
+class FailingDocument(BaseModel):
+    """One document the finding's evidence query matched: its ``_id`` and the finding field's values
+    in it, each as the privacy mode lets it be written (``None`` and ``[]`` where it withholds them)."""
+
+    id: Any = None
+    values: list[Any] = Field(default_factory=list)
+
+
+class FailingDocuments(BaseModel):
+    """The first documents the evidence query matched, read at audit time in the evidence pass
+    (``agent.tools.count_many``'s examples branch): what a user fixes the data from."""
+
+    documents: list[FailingDocument] = Field(default_factory=list)
+    read: int = Field(0, description="documents read (at most the run's failing_documents)")
+    withheld: str | None = Field(None, description="why _ids or values are not shown (the privacy mode, the "
+                                                   "run's bound)")
+
+
 class Finding(WriteFindingInput):
     id: UUID = Field(default_factory=uuid4)
     window: Window | None = Field(None, description="a scoped audit: the documents it was counted in (its share "
                                                     "is of them); None: the whole collection")
+    failing: FailingDocuments | None = Field(None, description="failing documents read with the evidence query; "
+                                                               "None: none were read (see `finding show`)")
+    masked_as: Literal["strict", "shapes", "full"] | None = Field(
+        None, description="the privacy mode its evidence and values were written under by the run (which knew the "
+                          "field's vocabulary); None: as found (a report stored before, masked again when shown)")

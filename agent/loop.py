@@ -35,6 +35,8 @@ from agent.errors import (
     TargetUnavailable,
     ToolError,
 )
+from agent.evidence import vocabulary
+from agent.failing import asking_failing, attached, bounded
 from agent.findings import Category, Finding, Severity, WriteFindingInput
 from agent.gates import GateSet, ProposedAction, action_key, parse_action
 from agent.health.backfill import backfill
@@ -47,7 +49,7 @@ from agent.history import HistoricalContext, fingerprint
 from agent.llm.usage import LLMAccount
 from agent.options import AuditOptions
 from agent.planners.base import Planner
-from agent.privacy import Masker, categorical_values
+from agent.privacy import Masker
 from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord, UnansweredCheck
 from agent.tools import get_stats, run_query, schema_sample
@@ -314,7 +316,7 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         elif isinstance(params, GetStatsInput):
             result = get_stats(target, params)
         elif isinstance(params, CountManyInput):
-            result = count_many(target, params)
+            result = count_many(target, asking_failing(params, state.options.failing_documents))
         elif isinstance(params, LookupInput):
             result = lookup_references(target, params)
         else:  # pragma: no cover - the registry lists exactly these read tools
@@ -468,6 +470,8 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
         key = filter_key(counted.filter)
         paths = sorted(filter_fields(decode(counted.filter)))
         state.evidence_counts[key] = counted.matched_count
+        if counted.failing:
+            state.failing_documents[key] = counted.failing
         state.queries_run.append(QueryRecord(iteration=state.iteration, tool="count_many", key=f"{record.key}#{key}",
                                              filter_key=key, matched_count=counted.matched_count, fields=paths))
         fields.update(paths)
@@ -586,6 +590,7 @@ def _commit_finding(state: AgentState, target: AuditTarget, proposed: ProposedAc
     if state.window is not None:
         candidate = candidate.model_copy(update={"window": Window(field=state.window.field,
                                                                   since=state.window.since)})
+    candidate = attached(candidate, state.failing_documents)
     state.findings.upsert(candidate)
     state.last_critique = None
     state.last_observation = Observation("finding_committed", "write_finding", result=candidate)
@@ -630,8 +635,8 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
                   error: str | None, llm: LLMAccount | None = None, note: str | None = None,
                   database_cost: DatabaseCost | None = None) -> AuditReport:
     # The privacy boundary: what the report (and so the store, /runs, alerts) may hold of documents.
-    masker = Masker(state.options.privacy, categorical_values(state.schema))
-    findings = [masker.finding(f) for f in state.findings]
+    masker = Masker(state.options.privacy, vocabulary(state.schema, state.contract))
+    findings = bounded([masker.finding(f) for f in state.findings])
     dismissed = [d.model_copy(update={"finding": masker.finding(d.finding)}) for d in state.dismissed_findings]
     notes: list[str] = list(dict.fromkeys([*state.planner_notes, *state.notes]))
     if reason == "iteration_budget":

@@ -10,9 +10,12 @@ from agent.custom_metrics.models import MetricSpec
 from agent.findings import Severity
 from agent.health.models import HealthOptions
 
-__all__ = ["AuditOptions", "PrivacyMode", "ScopeOptions"]
+__all__ = ["FAILING_DEFAULT", "FAILING_MAX", "FAILING_PER_RUN", "AuditOptions", "PrivacyMode", "ScopeOptions"]
 
 PrivacyMode = Literal["strict", "shapes", "full"]
+
+# Failing documents a finding keeps (read in its evidence pass), by default and at most; and a run in all.
+FAILING_DEFAULT, FAILING_MAX, FAILING_PER_RUN = 20, 100, 1000
 
 
 class ScopeOptions(BaseModel):
@@ -37,6 +40,9 @@ class AuditOptions(BaseModel):
                                       description="share of sampled fields a query must touch before conclude")
     critical_min_share: float = Field(0.01, ge=0.0, le=1.0, description="critical needs at least this share affected")
     privacy: PrivacyMode = "shapes"
+    failing_documents: int = Field(FAILING_DEFAULT, ge=0, le=FAILING_MAX,
+                                   description="_ids of failing documents each finding keeps (read in the "
+                                               "evidence pass); 0: none")
     ru_budget: float | None = Field(None, gt=0, description="Cosmos DB request units per run before it ends as "
                                                              "partial (reason ru_budget); None: unlimited")
     fail_on: Severity | None = Severity.HIGH

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from agent.ejson import decode
-from agent.findings import Finding
+from agent.findings import FailingDocument, FailingDocuments, Finding
 from agent.options import PrivacyMode
 from agent.report import TraceEntry
 from agent.tools.models import SchemaSampleResult
@@ -192,6 +192,16 @@ def _literal_text(pattern: str) -> bool:
     return re.search(r"[A-Za-z0-9]", _REGEX_SYNTAX.sub("", pattern)) is not None
 
 
+def _generated_key(value: Any) -> bool:
+    """An Extended JSON ObjectId or UUID: a key the database or the application generated."""
+    if not isinstance(value, dict) or len(value) != 1:
+        return False
+    if "$oid" in value or "$uuid" in value:
+        return True
+    binary = value.get("$binary")
+    return isinstance(binary, dict) and binary.get("subType") in ("03", "04")
+
+
 def has_masked(query: Any) -> bool:
     """The query had document values masked out of it: it no longer selects what it did."""
     if isinstance(query, dict):
@@ -290,7 +300,23 @@ class Masker:
             return finding
         evidence, _ = self.query(finding.evidence_query)
         return finding.model_copy(update={"evidence_query": evidence,
-                                          "sample_values": self.sample_values(finding.field, finding.sample_values)})
+                                          "sample_values": self.sample_values(finding.field, finding.sample_values),
+                                          "failing": self.failing(finding.field, finding.failing),
+                                          "masked_as": self.mode})
+
+    def failing(self, path: str, failing: FailingDocuments | None) -> FailingDocuments | None:
+        """A finding's failing documents as they may be written. ``strict``: none of them (their
+        ``_id``s are document values too), only how many were read. ``shapes``: an ``_id`` that is an
+        ObjectId or a UUID (a generated key, naming no one) as itself, any other by its shape; the
+        field's values as ``sample_values`` shows them."""
+        if failing is None or self.mode == "full":
+            return failing
+        if self.mode == "strict":
+            return FailingDocuments(read=failing.read, withheld="strict privacy: no _id or value of a document "
+                                                                "is written")
+        documents = [FailingDocument(id=d.id if _generated_key(d.id) else mask_value(d.id, mode="shapes"),
+                                     values=self.sample_values(path, d.values)) for d in failing.documents]
+        return failing.model_copy(update={"documents": documents})
 
     def trace_entry(self, entry: TraceEntry) -> TraceEntry:
         """A trace entry as it may be written: the filters and values in its action input masked. The

@@ -138,6 +138,7 @@ class AgentState:
     executed_keys: dict[str, int] = field(default_factory=dict)
     evidence_counts: dict[str, int] = field(default_factory=dict)
     evidence_alone: set[str] = field(default_factory=set)  # ... of which counted by a query of its own
+    failing_documents: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # key -> _id and field, read
     fields_investigated: set[str] = field(default_factory=set)
     unanswered: list[UnansweredCheck] = field(default_factory=list)  # planned checks that got no answer
     planner_notes: list[str] = field(default_factory=list)  # checks the planner left out, and why (its conclusion)

@@ -42,7 +42,7 @@ from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.health.models import ExcludedSpan, HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
-from agent.options import AuditOptions, PrivacyMode, ScopeOptions
+from agent.options import FAILING_DEFAULT, FAILING_MAX, AuditOptions, PrivacyMode, ScopeOptions
 from agent.secrets import SECRETS
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
@@ -362,6 +362,8 @@ class AuditSettings(_Model):
     fail_on: Severity = Field(Severity.HIGH, description="argus run exits 1 when a finding is at least this severe")
     privacy: PrivacyMode = Field("shapes", description="what Argus writes about document values: strict (none), "
                                                        "shapes or full")
+    failing_documents: int = Field(FAILING_DEFAULT, ge=0, le=FAILING_MAX,
+                                   description="_ids of failing documents each finding keeps; 0: none")
     enabled: bool = Field(True, description="false: the daemon does not schedule it (argus run still can)")
     run_at_start: bool = Field(False, description="also run once when the daemon starts")
     labels: dict[str, str] = Field(default_factory=dict, description="free labels, matched by alert routes")
@@ -383,6 +385,7 @@ class AuditSettings(_Model):
         return AuditOptions(sample_size=self.sample_size, max_iterations=self.max_iterations,
                             time_budget_s=self.time_budget.total_seconds(), max_time_ms=self.max_time_ms,
                             privacy=self.privacy, fail_on=self.fail_on, ru_budget=self.ru_budget,
+                            failing_documents=self.failing_documents,
                             health=(self.health or HealthSettings()).options(), metrics=tuple(self.metrics or ()))
 
 
@@ -434,6 +437,7 @@ class Schedule(_Model):
     ru_budget: float | None = Field(None, gt=0)
     fail_on: Severity | None = None
     privacy: PrivacyMode | None = None
+    failing_documents: int | None = Field(None, ge=0, le=FAILING_MAX)
     enabled: bool | None = None
     run_at_start: bool | None = None
     labels: dict[str, str] | None = None

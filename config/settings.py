@@ -16,7 +16,7 @@ from pymongo import uri_parser
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.llm.options import EvaluatorProfile, LLMOptions, PlannerKind, StructuredOutput
-from agent.options import AuditOptions, PrivacyMode
+from agent.options import FAILING_DEFAULT, FAILING_MAX, AuditOptions, PrivacyMode
 from agent.secrets import SECRETS
 
 __all__ = ["TOKEN_MIN", "Settings", "check_database_url", "check_mongodb_uri"]
@@ -97,6 +97,9 @@ class Settings(BaseSettings):
                                                        "full")
     fail_on: Severity | None = Field(Severity.HIGH, description="argus audit exits 1 when a finding is at least "
                                                                 "this severe; none: never")
+    failing_documents: int = Field(FAILING_DEFAULT, ge=0, le=FAILING_MAX,
+                                   description="_ids of failing documents each finding keeps (argus finding show "
+                                               "--documents); 0: none")
 
     database_url: SecretStr | None = Field(None, description="PostgreSQL DSN for run history; unset: embedded")
     data_dir: Path = Field(default_factory=lambda: Path(platformdirs.user_data_dir("argus")),
@@ -235,6 +238,7 @@ class Settings(BaseSettings):
             "sample_size": self.sample_size, "max_iterations": self.max_iterations,
             "time_budget_s": self.time_budget_s, "max_time_ms": self.max_time_ms,
             "min_field_coverage": self.min_field_coverage, "privacy": self.privacy, "fail_on": self.fail_on,
+            "failing_documents": self.failing_documents,
         }
         values.update({k: v for k, v in overrides.items() if v is not None})
         return AuditOptions(**values)

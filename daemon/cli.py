@@ -45,6 +45,7 @@ from daemon.custom_metrics_cli import register as register_metric_commands
 from daemon.exit_codes import ExitCode, audit_help
 from daemon.files import FILE_FORMATS
 from daemon.files.reader import LoadDeadline
+from daemon.findings_cli import register as register_finding_commands
 from daemon.http import parse_listen
 from daemon.incidents.cli import register as register_incident_commands
 from daemon.logs import configure_logging
@@ -480,6 +481,7 @@ def prune(older_than: Annotated[str | None, typer.Option(help="delete runs that 
 register_alert_commands(app, _with_store, _fail, panel=ALERTS)
 register_contract_commands(app, _target, _fail, _settings, panel=AUDIT)
 register_incident_commands(app, _with_store, _fail, panel=ALERTS)
+register_finding_commands(app, _with_store, _fail, panel=HISTORY)
 register_metric_commands(app, _with_store, panel=HISTORY)
 
 schedules_app = typer.Typer(no_args_is_help=True, help="Work with schedules files: `argus schedules check`.")

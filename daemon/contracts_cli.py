@@ -30,6 +30,8 @@ from agent.tools.target import AuditTarget
 from config.contracts import ContractError, load_contract
 from config.schedules import ScheduleError, load_schedules
 from config.settings import Settings
+from daemon.contract_diff_cli import register as register_diff
+from daemon.contract_diff_cli import validator_alone
 from daemon.files import FILE_FORMATS
 from daemon.sources import SourceCache
 
@@ -86,6 +88,8 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
         except ArgusError as exc:
             raise fail(str(exc)) from None
         return target, found.contract, f"schedule {schedule} ({found.database}.{found.collection})"
+
+    register_diff(contract_app, source, fail)
 
     @contract_app.command("suggest")
     def suggest(
@@ -146,7 +150,12 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
         """Print the contract as a collMod $jsonSchema validator and count the documents that would fail it.
 
         The count is read-only, with the audit's own filters. Argus never runs collMod: review the command,
-        then run it yourself."""
+        then run it yourself. With --contract and no data source it prints the validator alone (for CI)."""
+        if schedule is None and not file and uri is None and contract_file is not None:
+            alone = validator_alone(contract_file, collection, action.value)
+            if isinstance(alone, list):
+                raise fail("the contract is invalid:\n" + "\n".join(alone))
+            return
         target, declared_contract, where = source(schedule, file, uri, database, collection, schedules)
         contract = declared_contract
         if contract_file is not None:

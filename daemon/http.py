@@ -38,6 +38,7 @@ class HttpServer:
     def __init__(self, listen: tuple[str, int], *, registry: CollectorRegistry,
                  ready: Callable[[], tuple[bool, list[str]]], status: Callable[[], dict[str, Any]],
                  run: Callable[[str], dict[str, Any] | None] | None = None,
+                 finding: Callable[[str], dict[str, Any] | None] | None = None,
                  incidents: IncidentApi | None = None) -> None:
         class Handler(BaseHTTPRequestHandler):
             server_version = "argus"
@@ -66,11 +67,15 @@ class HttpServer:
                     elif path.startswith("/runs/") and run is not None:
                         found = run(path.removeprefix("/runs/"))
                         self._json(200 if found else 404, found or {"error": "no such run"})
+                    elif path.startswith("/findings/") and finding is not None:
+                        found = finding(path.removeprefix("/findings/"))
+                        self._json(200 if found else 404, found or {"error": "no such finding"})
                     elif incidents is not None and (answer := incidents.get(path, query)) is not None:
                         self._json(*answer)
                     else:
                         self._json(404, {"error": f"no such path {path!r}",
                                          "paths": ["/metrics", "/healthz", "/readyz", "/status", "/runs/RUN_ID",
+                                                   "/findings/FINDING_ID",
                                                    "/incidents", "/incidents/ID"]})
                 except (BrokenPipeError, ConnectionResetError):  # the client hung up (a probe timed out)
                     log.debug("http_client_gone", path=path)

@@ -25,12 +25,14 @@ import structlog
 from prometheus_client import CollectorRegistry
 
 from agent.clock import Clock, SystemClock
-from agent.privacy import has_masked, mask_query
+from agent.evidence import written_evidence
+from agent.privacy import has_masked
 from agent.report import ARGUS_VERSION
 from config.schedules import FileVersion, ScheduleError, ScheduleSet, file_version, load_schedules
 from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
 from daemon.alerts.sender import AlertSender
+from daemon.findings_view import stored_finding
 from daemon.healthcheck import LISTEN_FILE
 from daemon.http import HttpServer
 from daemon.incidents.http import IncidentApi
@@ -92,7 +94,7 @@ class Daemon:
                                 token=settings.incident_token_value if settings.incidents_writable else None,
                                 changed=self.queue_incident_notices)
         self.http = HttpServer(self.listen, registry=self.metrics.registry, ready=self.ready, status=self.status,
-                               run=self.run_view, incidents=incidents)
+                               run=self.run_view, finding=self.finding_view, incidents=incidents)
         try:
             self._start()
         except BaseException:
@@ -386,12 +388,17 @@ class Daemon:
         mode = report.options.privacy
         findings = []
         for f in report.findings:
-            evidence, _ = mask_query(f.evidence_query, mode=mode)  # a report stored before masking, too
+            evidence = written_evidence(f, mode)  # a report stored before masking, too
             findings.append({**f.model_dump(mode="json", exclude={"evidence_query", "description", "hypothesis"}),
                              "evidence_query": evidence, "evidence_redacted": has_masked(evidence),
                              **({"description": f.description} if mode == "full" else {})})
         body = report.model_dump(mode="json", exclude={"trace", "findings", "dismissed_findings", "evaluations"})
         return {**body, "findings": findings}
+
+    def finding_view(self, finding_id: str) -> dict[str, Any] | None:
+        """A stored finding with its failing documents, as ``argus finding show --format json`` gives it
+        (masked by its run's privacy mode, as the run stored it)."""
+        return stored_finding(self.store, finding_id)
 
     # --- stop ------------------------------------------------------------------------------------
 

@@ -98,10 +98,11 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
         filters.append(query)
         facet[f"q{i}"] = [{"$match": query}, {"$count": "n"}]
         if item.examples_of is not None:
-            projection = {item.examples_of: 1, "_id": 0}
+            projection = _examples_projection(item)
             check_field_path(item.examples_of)
             check_projection(projection)
-            facet[f"e{i}"] = [{"$match": query}, {"$limit": item.examples}, {"$project": projection}]
+            facet[f"e{i}"] = [{"$match": query}, {"$limit": max(item.examples, item.failing)},
+                              {"$project": projection}]
     for i, stat in enumerate(params.stats):
         check_field_path(stat.field)
         query = decode(stat.filter) if stat.filter else None
@@ -120,6 +121,24 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
         pipeline.insert(0, {"$match": filters[0] if len(filters) == 1 else {"$or": filters}})
     check_pipeline(pipeline)
     return pipeline, filters
+
+
+def _examples_projection(item: CountQuery) -> dict[str, Any]:
+    """The examples branch's projection: the field, and ``_id`` when failing documents are asked for
+    (one branch serves both: the failing documents cost no pass and no branch of their own)."""
+    if item.examples_of == "_id":
+        return {"_id": 1}
+    return {item.examples_of or "_id": 1, "_id": 1 if item.failing else 0}
+
+
+def _answered(query: Any, matched: int, check: CountQuery, rows: list[Any]) -> CountedQuery:
+    """A count with its examples (``_id`` left out, as asked) and its failing documents, from one read."""
+    rows = [encode(d) for d in rows]
+    examples = rows[:check.examples] if check.examples_of is not None else []
+    if check.failing and check.examples_of != "_id":
+        examples = [{k: v for k, v in d.items() if k != "_id"} for d in examples]
+    failing = rows[:check.failing] if check.examples_of is not None else []
+    return CountedQuery(filter=encode(query), matched_count=matched, documents=examples, failing=failing)
 
 
 @dataclass
@@ -335,8 +354,8 @@ def _alone(target: AuditTarget, item: _Item) -> CountedQuery | StatsResult:
         documents: list[Any] = []
         by_subtraction = target.refusals.refuses("$not") and "$not" in item.operators  # no query finds them
         if check.examples_of is not None and matched and not by_subtraction:
-            documents = target.find(query, {check.examples_of: 1, "_id": 0}, check.examples)
-        return CountedQuery(filter=encode(query), matched_count=matched, documents=[encode(d) for d in documents])
+            documents = target.find(query, _examples_projection(check), max(check.examples, check.failing))
+        return _answered(query, matched, check, documents)
     query = decode(check.filter) if check.filter else None
     value_filter = value_condition(check.value_filter)
     pipeline = build_pipeline(check.field, check.operation, query, value_filter, check.limit)
@@ -376,11 +395,9 @@ def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[st
     rows = target.aggregate(pipeline) if pipeline else []
     out: dict[str, list[Any]] = rows[0] if rows else {}
     counts = []
-    for i, query in enumerate(filters):
+    for i, (query, check) in enumerate(zip(filters, params.queries, strict=True)):
         counted = out.get(f"q{i}") or []
-        documents = out.get(f"e{i}") or []
-        counts.append(CountedQuery(filter=encode(query), matched_count=int(counted[0]["n"]) if counted else 0,
-                                   documents=[encode(d) for d in documents]))
+        counts.append(_answered(query, int(counted[0]["n"]) if counted else 0, check, out.get(f"e{i}") or []))
     stats = []
     for i, stat in enumerate(params.stats):
         query = decode(stat.filter) if stat.filter else None

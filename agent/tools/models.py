@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
+from agent.options import FAILING_MAX
+
 __all__ = [
     "RUN_QUERY_HARD_LIMIT",
     "SAMPLE_SIZE_MAX",
@@ -251,6 +253,8 @@ class CountQuery(_Input):
     filter: dict[str, Any] = Field(description="MongoDB filter, Extended JSON")
     examples_of: str | None = Field(None, description="also return a few values of this field from matching documents")
     examples: int = Field(5, ge=1, le=EXAMPLES_MAX)
+    failing: int = Field(0, ge=0, le=FAILING_MAX, description="with examples_of: also the _id of up to this many "
+                                                              "matching documents (the same branch, no extra pass)")
 
 
 class CountManyInput(_Input):
@@ -263,6 +267,8 @@ class CountedQuery(BaseModel):
     filter: dict[str, Any]
     matched_count: int = Field(description="exactly count_documents(filter) over the whole collection")
     documents: list[dict[str, Any]] = Field(default_factory=list)
+    failing: list[dict[str, Any]] = Field(default_factory=list, description="_id and the examples_of field of the "
+                                                                            "first matching documents")
     error: str | None = Field(None, description="the engine refused this filter alone: matched_count means nothing")
 
 

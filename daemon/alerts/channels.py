@@ -102,6 +102,8 @@ def slack_payload(alert: Alert) -> dict[str, Any]:
     context = f"run `{alert.run_id}` · dedup `{alert.dedup_key}`"
     if alert.fingerprint:
         context += f" · mute with `argus mute --fingerprint {alert.fingerprint[:12]}`"
+    if alert.documents_command:
+        context += f" · failing documents: `{alert.documents_command}`"
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": context}]})
     if alert.run_url:
         blocks.append({"type": "actions", "elements": [
@@ -127,6 +129,8 @@ def alertmanager_payload(alert: Alert, *, ends_after: timedelta) -> list[dict[st
         annotations["evidence_query"] = _evidence(alert)
     if alert.run_url:
         annotations["run_url"] = alert.run_url
+    if alert.documents_command:
+        annotations["documents"] = alert.documents_url or alert.documents_command
     item: dict[str, Any] = {"labels": labels, "annotations": annotations,
                             "startsAt": _rfc3339(alert.occurred_at),
                             "endsAt": _rfc3339(alert.occurred_at + ends_after)}

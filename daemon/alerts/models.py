@@ -50,6 +50,9 @@ class Alert(BaseModel):
     evidence_query: dict[str, Any] | None = None
     evidence_redacted: bool = False
     sample_values: list[Any] = Field(default_factory=list)
+    finding_id: UUID | None = None
+    documents_command: str | None = Field(None, description="the command listing the finding's failing documents")
+    documents_url: str | None = Field(None, description="the same from the daemon's HTTP API (with base_url)")
     failed_runs: int | None = None
     error: str | None = None
 

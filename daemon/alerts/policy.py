@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
+from agent.evidence import written_evidence
 from agent.findings import Finding, Severity, severity_at_least
 from agent.history import DiffEntry
-from agent.privacy import has_masked, mask_query
+from agent.privacy import has_masked
 from agent.report import AuditReport
 from config.alerts import AlertsConfig
 from config.schedules import ScheduleSet
@@ -172,7 +173,7 @@ class AlertPolicy:
     def _finding_alert(self, kind: AlertKind, report: AuditReport, entry: DiffEntry, finding: Finding,
                        labels: dict[str, str]) -> Alert:
         mode = report.options.privacy
-        evidence, _ = mask_query(finding.evidence_query, mode=mode)  # idempotent on a masked report
+        evidence = written_evidence(finding, mode)  # as the run masked it
         where = f"{report.database}.{report.collection}"
         affected = f"{finding.affected_count:,} of {report.collection_size:,} documents ({finding.affected_pct:.2%})"
         if kind == "new_finding":
@@ -193,7 +194,9 @@ class AlertPolicy:
             previous_severity=entry.previous_severity, affected_count=finding.affected_count,
             affected_share=finding.affected_pct, collection_size=report.collection_size,
             evidence_query=evidence, evidence_redacted=has_masked(evidence),
-            sample_values=finding.sample_values if mode == "full" else [])
+            sample_values=finding.sample_values if mode == "full" else [], finding_id=finding.id,
+            documents_command=f"argus finding show {str(finding.id)[:8]} --documents",
+            documents_url=f"{self.config.base_url.rstrip('/')}/findings/{finding.id}" if self.config.base_url else None)
 
     def _failure_alert(self, report: AuditReport, streak: int, labels: dict[str, str]) -> Alert:
         error = (report.error or "unknown error")[:_ERROR_MAX]

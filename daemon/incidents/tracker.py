@@ -27,9 +27,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from agent.evidence import written_evidence
 from agent.findings import Finding, severity_at_least
 from agent.history import fingerprint
-from agent.privacy import has_masked, mask_query
+from agent.privacy import has_masked
 from agent.report import AuditReport
 from config.alerts import Grouping, IncidentsConfig
 from daemon.incidents.models import ACTIVE, Incident, IncidentEvent, IncidentFinding, NoticeKind
@@ -177,7 +178,7 @@ def _reopen(change: Change, report: AuditReport) -> None:
 def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_factor: float) -> None:
     incident = change.incident
     now = report.finished_at
-    evidence, _ = mask_query(f.evidence_query, mode=report.options.privacy)
+    evidence = written_evidence(f, report.options.privacy)
     current = incident.finding(fp)
     if current is None:
         current = IncidentFinding(

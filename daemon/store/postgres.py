@@ -616,6 +616,18 @@ class PostgresStore:
             raise NotFound(f"{prefix!r} matches more than one run; give more of the id")
         return UUID(str(rows[0][0]))
 
+    def find_finding(self, prefix: str) -> tuple[UUID, UUID]:
+        """The run and finding ids of a finding, from its full id or a unique prefix (as `argus show` prints it)."""
+        text = prefix.strip().lower()
+        with self._conn() as conn:
+            rows = conn.execute("select run_id, id from findings where id::text like %s limit 2",
+                                (text + "%",)).fetchall()
+        if not rows:
+            raise NotFound(f"no finding matches {prefix!r} (`argus show RUN_ID` lists a run's findings with their ids)")
+        if len(rows) > 1:
+            raise NotFound(f"{prefix!r} matches more than one finding; give more of the id")
+        return UUID(str(rows[0][0])), UUID(str(rows[0][1]))
+
     def list_runs(self, *, collection: CollectionRef | None = None, limit: int = 20) -> list[RunSummary]:
         """The newest runs, of one collection (see ``resolve_collection``) or of all."""
         where, params = "", []

@@ -103,7 +103,7 @@ def test_root_help_groups_commands_the_way_a_user_works() -> None:
         elif panel and (row := re.match(r"^│ ([a-z]+)\s", line)):
             panels[panel].append(row.group(1))
     assert panels["Audit"] == ["audit", "contract"]
-    assert panels["History"] == ["runs", "show", "diff", "label", "history", "prune", "metrics"]
+    assert panels["History"] == ["runs", "show", "diff", "label", "history", "prune", "finding", "metrics"]
     assert panels["Daemon"] == ["daemon", "run", "schedules"]
     assert panels["Alerts"] == ["mute", "unmute", "mutes", "alerts", "incidents", "incident"]
 

@@ -37,6 +37,8 @@ def test_new_critical_finding_reaches_every_channel_with_its_exact_payload(alert
     run, key = stored.run_id, dedup_key("new_finding", stored.run_id, FP_TOTAL)
     title = "New critical finding: shop.orders total (outlier_value)"
     text = "100 of 5,000 documents (2.00%): outlier_value in total"
+    finding = stored.findings[0].id
+    documents = f"argus finding show {str(finding)[:8]} --documents"
 
     (slack,) = receiver.at("/slack/T000/B000/XXXX")
     assert slack.json() == {"text": title, "blocks": [
@@ -50,7 +52,8 @@ def test_new_critical_finding_reaches_every_channel_with_its_exact_payload(alert
             {"type": "mrkdwn", "text": "*Affected*\n100 of 5,000 (2.00%)"}]},
         {"type": "section", "text": {"type": "mrkdwn", "text": '*Evidence query*\n```{"total": {"$lt": 0}}```'}},
         {"type": "context", "elements": [{"type": "mrkdwn", "text": f"run `{run}` · dedup `{key}` · mute with "
-                                                                    f"`argus mute --fingerprint {FP_TOTAL[:12]}`"}]},
+                                                                    f"`argus mute --fingerprint {FP_TOTAL[:12]}` · "
+                                                                    f"failing documents: `{documents}`"}]},
         {"type": "actions", "elements": [{"type": "button", "text": {"type": "plain_text", "text": "Open run"},
                                           "url": f"https://argus.example.com/runs/{run}"}]}]}
 
@@ -62,7 +65,9 @@ def test_new_critical_finding_reaches_every_channel_with_its_exact_payload(alert
         "connection": "main", "database": "shop", "collection": "orders", "fingerprint": FP_TOTAL,
         "field": "total", "category": "outlier_value", "previous_severity": None, "affected_count": 100,
         "affected_share": 0.02, "collection_size": 5000, "evidence_query": {"total": {"$lt": 0}},
-        "evidence_redacted": False, "sample_values": [], "failed_runs": None, "error": None}
+        "evidence_redacted": False, "sample_values": [], "failed_runs": None, "error": None,
+        "finding_id": str(finding), "documents_command": documents,
+        "documents_url": f"https://argus.example.com/findings/{finding}"}
     stamp = hook.headers["x-argus-timestamp"]
     expected = hmac.new(HMAC_KEY.encode(), f"{stamp}.".encode() + hook.body, hashlib.sha256).hexdigest()
     assert hook.headers["x-argus-signature"] == f"sha256={expected}"
@@ -75,7 +80,8 @@ def test_new_critical_finding_reaches_every_channel_with_its_exact_payload(alert
                    "field": "total", "category": "outlier_value"},
         "annotations": {"summary": title, "description": text, "run_id": str(run), "dedup_key": key,
                         "affected": "100 of 5,000 (2.00%)", "evidence_query": '{"total": {"$lt": 0}}',
-                        "run_url": f"https://argus.example.com/runs/{run}"},
+                        "run_url": f"https://argus.example.com/runs/{run}",
+                        "documents": f"https://argus.example.com/findings/{finding}"},
         "startsAt": "2026-03-01T12:00:03Z", "endsAt": "2026-03-02T12:00:03Z",
         "generatorURL": f"https://argus.example.com/runs/{run}"}]
 
