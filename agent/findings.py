@@ -8,6 +8,7 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.segments.models import SegmentBreakdown
 from agent.window import Window
 
 __all__ = ["Category", "Finding", "Severity", "WriteFindingInput", "severity_at_least"]
@@ -74,3 +75,5 @@ class Finding(WriteFindingInput):
     id: UUID = Field(default_factory=uuid4)
     window: Window | None = Field(None, description="a scoped audit: the documents it was counted in (its share "
                                                     "is of them); None: the whole collection")
+    segments: SegmentBreakdown | None = Field(None, description="the affected documents per segment, for a run "
+                                                                "with segments (counted in the same pass)")

@@ -47,6 +47,8 @@ from agent.options import AuditOptions
 from agent.planners.base import Planner
 from agent.privacy import Masker, categorical_values
 from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
+from agent.segments.findings import hidden_null_rates, with_breakdown
+from agent.segments.passes import SegmentPass, null_fields, segment_pass
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord, UnansweredCheck
 from agent.tools import get_stats, run_query, schema_sample
 from agent.tools.accounting import DatabaseCost
@@ -129,6 +131,7 @@ def run_audit(
 
     target.cap_time_with(remaining_ms)
     target.ru_budget = options.ru_budget
+    target.segments = segment_pass(options, contract)
     if isinstance(historical_context, HistoricalContext):  # what the last run of the collection learned of the server
         target.sizing.checks = {**historical_context.batch_checks, **target.sizing.checks}
     if llm is not None:  # every model call (planner and evaluators) waits at most for what is left
@@ -193,12 +196,17 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             state.notes.append(missed)
     health: HealthSnapshot | None = None
     health_notes: list[str] = []
+    if outcome != "failed" and target.segments is not None:
+        _segment_findings(state, target.segments)
     if outcome != "failed":
         try:
             health, health_notes = _health_or_note(state, target, clock)
         except EngineFault as exc:
             outcome, reason, error = "failed", "error", str(exc)
     finished_at = clock.now()
+    if target.segments is not None:
+        for finding in list(state.findings):
+            state.findings.upsert(with_breakdown(finding, target.segments))
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
                            llm=llm, note=note, database_cost=target.cost())
@@ -332,6 +340,8 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         state.documents_sampled = result.documents_sampled
         state.collection_size = result.collection_size
         state.total_documents = result.total_documents
+        if target.segments is not None:
+            target.segments.null_fields = null_fields(result, target.segments.options)
         entry.observation = (f"sampled {result.documents_sampled} of {result.collection_size} documents, "
                              f"{len(result.fields)} field paths")
     elif isinstance(result, RunQueryResult):
@@ -357,7 +367,9 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
                              f"{result.lookups} $in lookup(s): {len(result.missing)} not found")
     elif isinstance(result, CountManyResult):
         assert isinstance(params, CountManyInput)
-        unanswered = _record_batch(state, result, record, params)
+        unanswered = _record_batch(state, target, result, record, params)
+        if result.segment_totals is not None and target.segments is not None:
+            target.segments.totals, target.segments.totals_counted = result.segment_totals, True
         entry.observation = (f"counted {len(result.counts)} queries and {len(result.stats)} statistics "
                              f"in one pass; {sum(1 for c in result.counts if c.matched_count)} queries matched")
         if unanswered:
@@ -427,7 +439,17 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
     return snapshot, [*notes, *found_notes]
 
 
-def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord,
+def _segment_findings(state: AgentState, segments: SegmentPass) -> None:
+    """Null rates a segment hides in the collection's mix, from the totals the first batched pass counted."""
+    context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
+    existing = {(f.field, f.category) for f in state.findings}
+    for finding in hidden_null_rates(segments, where=(state.connection_name, state.database, state.collection),
+                                     size=max(state.collection_size, 1), existing=existing, context=context):
+        state.findings.upsert(finding)
+        log.info("segment_finding_committed", field=finding.field, category=finding.category.value)
+
+
+def _record_batch(state: AgentState, target: AuditTarget, result: CountManyResult, record: QueryRecord,
                   params: CountManyInput) -> list[UnansweredCheck]:
     """Each counted filter of a batch is evidence exactly as a ``run_query`` of it would be: the
     same query-language match, counted over the whole collection, recorded with its count. Returns
@@ -442,6 +464,8 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
         key = filter_key(counted.filter)
         paths = sorted(filter_fields(decode(counted.filter)))
         state.evidence_counts[key] = counted.matched_count
+        if counted.segments is not None and target.segments is not None:
+            target.segments.breakdowns[key] = counted.segments
         state.queries_run.append(QueryRecord(iteration=state.iteration, tool="count_many", key=f"{record.key}#{key}",
                                              filter_key=key, matched_count=counted.matched_count, fields=paths))
         fields.update(paths)

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from agent.findings import Severity
 from agent.health.models import HealthOptions
+from agent.segments.models import SegmentOptions
 
 __all__ = ["AuditOptions", "PrivacyMode", "ScopeOptions"]
 
@@ -41,3 +42,5 @@ class AuditOptions(BaseModel):
     fail_on: Severity | None = Severity.HIGH
     health: HealthOptions = Field(default_factory=HealthOptions)
     scope: ScopeOptions | None = Field(None, description="read only recent documents; None: the whole collection")
+    segments: SegmentOptions | None = Field(None, description="count, judge and break findings down by these "
+                                                              "fields' values; None: the collection as one")

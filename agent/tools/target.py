@@ -61,6 +61,7 @@ from agent.tools.compat import (
 )
 from agent.tools.guard import check_filter, check_pipeline
 from agent.tools.sampling import draw_in_memory, random_points
+from agent.segments.passes import SegmentPass
 
 __all__ = ["AuditTarget", "query_shape", "retry_after_ms"]
 
@@ -122,6 +123,7 @@ class AuditTarget:
         self._siblings = siblings
         self._is_sibling = False
         self.ru_budget: float | None = None
+        self.segments: SegmentPass | None = None  # a run with segments: count_many groups by them (the loop sets it)
         self._scope: dict[str, Any] | None = None
         self.window_documents: int | None = None  # a scoped audit: the documents of its window
         self._reached = False
