@@ -40,6 +40,7 @@ from agent.durations import format_duration, parse_duration, shortened
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.health.models import ExcludedSpan, HealthOptions
+from agent.segments.models import SegmentOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from agent.secrets import SECRETS
@@ -369,6 +370,8 @@ class AuditSettings(_Model):
                                                                    "schedules file) or the rules inline")
     scope: ScopeSettings | None = Field(None, description="audit only recent documents (field, since), with a full "
                                                           "audit every full_every; only the keys given override")
+    segments: SegmentOptions | None = Field(None, description="{by: tenant, top: 50}: break findings down, and judge "
+                                                              "volume, freshness and null rates, per segment")
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -379,7 +382,7 @@ class AuditSettings(_Model):
         return AuditOptions(sample_size=self.sample_size, max_iterations=self.max_iterations,
                             time_budget_s=self.time_budget.total_seconds(), max_time_ms=self.max_time_ms,
                             privacy=self.privacy, fail_on=self.fail_on, ru_budget=self.ru_budget,
-                            health=(self.health or HealthSettings()).options())
+                            health=(self.health or HealthSettings()).options(), segments=self.segments)
 
 
 class Connection(_Model):
@@ -436,6 +439,7 @@ class Schedule(_Model):
     health: HealthSettings | None = None
     contract: dict[str, Any] | str | None = None
     scope: ScopeSettings | None = None
+    segments: SegmentOptions | None = None
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -577,6 +581,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(ExcludeSetting.model_fields)
     if parent[-1] == "scope":
         return list(ScopeSettings.model_fields)
+    if parent[-1] == "segments":
+        return list(SegmentOptions.model_fields)
     if parent[0] == "connections":
         return list(Connection.model_fields)
     if parent[:2] == ["alerts", "channels"]:
