@@ -29,6 +29,7 @@ class Category(StrEnum):
     VOLUME_ANOMALY = "volume_anomaly"
     FRESHNESS = "freshness"
     DISTRIBUTION_DRIFT = "distribution_drift"
+    SEGMENT_CHANGE = "segment_change"  # a segment (segments.by) appeared or disappeared
 
 
 class Severity(StrEnum):

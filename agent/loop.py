@@ -39,7 +39,7 @@ from agent.health.backfill import backfill
 from agent.health.baseline import anomaly_key, detect, timeline, usual_age
 from agent.health.collect import collect_health, newest_document
 from agent.health.findings import anomaly_findings
-from agent.health.models import HealthSnapshot
+from agent.health.models import HealthOptions, HealthSnapshot
 from agent.hints import zero_match_hints
 from agent.history import HistoricalContext
 from agent.llm.usage import LLMAccount
@@ -47,7 +47,9 @@ from agent.options import AuditOptions
 from agent.planners.base import Planner
 from agent.privacy import Masker, categorical_values
 from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
-from agent.segments.findings import hidden_null_rates, with_breakdown
+from agent.segments.findings import hidden_null_rates, segment_health_findings, with_breakdown
+from agent.segments.health import changes as segment_changes
+from agent.segments.health import judge as judge_segments
 from agent.segments.passes import SegmentPass, null_fields, segment_pass
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord, UnansweredCheck
 from agent.tools import get_stats, run_query, schema_sample
@@ -426,6 +428,9 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
     findings, found_notes = anomaly_findings(anomalies, snapshot,
                                              where=(state.connection_name, state.database, state.collection),
                                              context=context)
+    if whole.segments is not None:
+        more, more_notes = _segment_health(state, whole.segments, past, snapshot, options, context)
+        findings, found_notes = [*findings, *more], [*found_notes, *more_notes]
     for finding in findings:
         declared = state.findings.get(finding.field, finding.category)
         if declared is not None and declared.rule is not None:
@@ -437,6 +442,24 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
         notes.append(f"no earlier run was stored: the volume and freshness baselines came from {len(points)} "
                      f"intervals of the collection's own history ({points[0].time_source})")
     return snapshot, [*notes, *found_notes]
+
+
+def _segment_health(state: AgentState, segments: SegmentPass, past: list[HealthSnapshot], snapshot: HealthSnapshot,
+                    options: HealthOptions, context: HistoricalContext | None) -> tuple[list[Finding], list[str]]:
+    """Each segment's volume and freshness against its own baseline, and segments that came or went;
+    what is reported is kept out of the segment's later baselines, as the collection's is."""
+    if _excluded_now(options, snapshot):
+        return [], []
+    anomalies = judge_segments(past, snapshot, options)
+    changes = segment_changes(past, snapshot)
+    snapshot.anomalies += [f"{a.kind}@{a.field.removeprefix('(segment ').removesuffix(')')}" for a in anomalies]
+    snapshot.anomalies += [c.key for c in changes]
+    return segment_health_findings(anomalies, changes, snapshot, segments,
+                                   where=(state.connection_name, state.database, state.collection), context=context)
+
+
+def _excluded_now(options: HealthOptions, snapshot: HealthSnapshot) -> bool:
+    return any(span.start <= snapshot.at < span.end for span in options.exclude)
 
 
 def _segment_findings(state: AgentState, segments: SegmentPass) -> None:

@@ -10,14 +10,19 @@ first batched pass counted per segment, with its exact counts.
 from __future__ import annotations
 
 import math
+from typing import Any
 
-from agent.ejson import encode, filter_key
+from agent.ejson import decode, encode, filter_key
 from agent.findings import Category, Finding, Severity
+from agent.health.baseline import Anomaly
+from agent.health.findings import anomaly_findings
+from agent.health.models import HealthSnapshot
 from agent.history import HistoricalContext, fingerprint
+from agent.segments.health import Change, segment_field
 from agent.segments.models import OTHER, SegmentBreakdown
 from agent.segments.passes import SegmentPass, SegmentTotals, fold
 
-__all__ = ["CONCENTRATED", "breakdown", "hidden_null_rates", "with_breakdown"]
+__all__ = ["CONCENTRATED", "breakdown", "hidden_null_rates", "segment_health_findings", "with_breakdown"]
 
 CONCENTRATED = 0.9     # one segment holding this share of a finding's documents, where the collection has others
 MIN_DOCUMENTS = 30     # a segment's null rate is judged only over at least this many of its documents
@@ -107,3 +112,42 @@ def _worst(totals: SegmentTotals, i: int) -> tuple[str, int, int, float] | None:
 
 def _overall(totals: SegmentTotals, i: int) -> str:
     return f"{totals.nulls[i] / max(totals.documents, 1):.1%} overall"
+
+
+def segment_health_findings(anomalies: list[Anomaly], changes: list[Change], today: HealthSnapshot,
+                            segments: SegmentPass, *, where: tuple[str, str, str],
+                            context: HistoricalContext | None) -> tuple[list[Finding], list[str]]:
+    """Findings for segments' anomalies (as the collection's, with the segment's selector in their
+    evidence) and for segments that appeared or disappeared; and notes for those a label suppressed."""
+    findings, notes = anomaly_findings(anomalies, today, where=where, context=context)
+    out: list[Finding] = []
+    for finding in findings:
+        label = finding.field.removeprefix("(segment ").removesuffix(")")
+        selector = segments.evidence(label)
+        update: dict[str, Any] = {"description": f"{label}: {finding.description}"}
+        if selector is not None:
+            update["evidence_query"] = encode({"$and": [selector, decode(finding.evidence_query)]}) \
+                if finding.evidence_query else encode(selector)
+        out.append(finding.model_copy(update=update))
+    for change in changes:
+        field = segment_field(change.label)
+        fp = fingerprint(*where, field, Category.SEGMENT_CHANGE)
+        why = context.suppressed(fp, 1.0) if context is not None else None
+        if why is not None:
+            notes.append(f"segment_change on {field} not reported: {why}")
+            continue
+        selector = segments.evidence(change.label)
+        if change.kind == "appeared":
+            description = (f"a new segment appeared: {change.label}, {change.documents:,} documents, none in any "
+                           f"earlier run")
+        else:
+            description = (f"segment {change.label} disappeared: no document left where the previous run counted "
+                           f"{change.before:,}")
+        out.append(Finding(
+            field=field, category=Category.SEGMENT_CHANGE,
+            severity=Severity.MEDIUM if change.kind == "appeared" else Severity.HIGH, description=description,
+            hypothesis="a new tenant, region or source began writing" if change.kind == "appeared"
+            else "a tenant, region or source was removed, or its documents deleted",
+            evidence_query=encode(selector) if selector is not None else {},
+            affected_count=change.documents or change.before, affected_pct=1.0, confirmed=False))
+    return out, notes

@@ -84,6 +84,7 @@ class SegmentHealth(BaseModel):
     segment: str
     documents: int | None = Field(None, description="documents of the segment in the collection (the audit's "
                                                     "first batched pass), None when not counted")
-    inserts: int = Field(0, description="documents of the segment inserted since the previous snapshot")
+    inserts: int | None = Field(None, description="documents of the segment inserted since the previous snapshot "
+                                                  "(None: not counted)")
     newest_at: datetime | None = Field(None, description="the segment's newest arrival known")
     freshness_s: float | None = None
