@@ -78,6 +78,17 @@ class SegmentBreakdown(BaseModel):
         return f"of the {total:,}: {shown}{more}"
 
 
+    def line(self, affected: int) -> str:
+        """``157 documents; 150 of them tenant=acme, 5 tenant=beta, 2 other``: the report's and alerts' line."""
+        if not self.counts:
+            return f"{affected:,} documents"
+        head, rest = self.counts[0], self.counts[1:6]
+        more = f" and {len(self.counts) - 6} more" if len(self.counts) > 6 else ""
+        tail = "".join(f", {c.documents:,} {c.segment}" for c in rest)
+        alone = " (concentrated in one segment)" if self.concentrated_in is not None else ""
+        return f"{affected:,} documents; {head.documents:,} of them {head.segment}{alone}{tail}{more}"
+
+
 class SegmentHealth(BaseModel):
     """One segment's arrivals in one run (or one rebuilt interval of a first run)."""
 

@@ -184,6 +184,8 @@ class AlertPolicy:
         text = finding.description if mode == "full" else f"{affected}: {finding.category.value} in {finding.field}"
         if entry.status == "regressed" and entry.previous_severity is not None:
             text += f" (was {entry.previous_severity.value})"
+        if finding.segments is not None and finding.segments.counts:  # labels hashed in strict (agent.segments)
+            text += f". By segment: {finding.segments.line(finding.affected_count)}"
         return Alert(
             dedup_key=dedup_key(kind, report.run_id, entry.fingerprint), kind=kind, title=title, text=text,
             severity=finding.severity, run_id=report.run_id, run_url=self._run_url(report),
@@ -193,7 +195,7 @@ class AlertPolicy:
             previous_severity=entry.previous_severity, affected_count=finding.affected_count,
             affected_share=finding.affected_pct, collection_size=report.collection_size,
             evidence_query=evidence, evidence_redacted=has_masked(evidence),
-            sample_values=finding.sample_values if mode == "full" else [])
+            sample_values=finding.sample_values if mode == "full" else [], segments=finding.segments)
 
     def _failure_alert(self, report: AuditReport, streak: int, labels: dict[str, str]) -> Alert:
         error = (report.error or "unknown error")[:_ERROR_MAX]
