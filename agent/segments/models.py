@@ -26,13 +26,21 @@ class SegmentOptions(BaseModel):
 
     by: list[str] = Field(min_length=1, max_length=3, description="one field or up to three (dotted paths "
                                                                    "allowed) whose values name a segment")
-    top: int = Field(50, ge=1, le=MAX_TOP, description="segments named, by documents; the rest are counted "
+    top: int = Field(50, ge=1, description="segments named, by documents; the rest are counted "
                                                        f"together as '{OTHER}' (at most {MAX_TOP})")
 
     @field_validator("by", mode="before")
     @classmethod
     def _one_or_many(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("top")
+    @classmethod
+    def _capped(cls, value: int) -> int:
+        if value > MAX_TOP:
+            raise ValueError(f"at most {MAX_TOP}: a hard cap that keeps each schedule's Prometheus series bounded "
+                             f"(the segments past top are counted together as '{OTHER}')")
+        return value
 
     @field_validator("by")
     @classmethod
