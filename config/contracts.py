@@ -43,8 +43,8 @@ from agent.durations import parse_duration
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused
 from agent.findings import Severity
-from agent.tools.guard import check_field_path, check_filter
 from agent.segments.models import SegmentOptions
+from agent.tools.guard import check_field_path, check_filter
 from agent.tools.regex_cost import regex_problem
 from config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
 

@@ -40,10 +40,10 @@ from agent.durations import format_duration, parse_duration, shortened
 from agent.errors import ArgusError
 from agent.findings import Severity
 from agent.health.models import ExcludedSpan, HealthOptions
-from agent.segments.models import SegmentOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from agent.secrets import SECRETS
+from agent.segments.models import SegmentOptions
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.settings import check_mongodb_uri

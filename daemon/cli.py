@@ -30,8 +30,8 @@ from agent.loop import run_audit
 from agent.options import AuditOptions
 from agent.planners.factory import make_planner
 from agent.report import ARGUS_VERSION, AuditReport
-from agent.segments.models import SegmentOptions
 from agent.secrets import SECRETS
+from agent.segments.models import SegmentOptions
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
 from config.contracts import ContractError, load_contract

@@ -23,8 +23,8 @@ from pydantic import BaseModel, Field
 
 from agent.durations import format_duration
 from agent.findings import Category, Severity
-from agent.tools.formats import FORMATS
 from agent.segments.models import SegmentOptions
+from agent.tools.formats import FORMATS
 
 __all__ = [
     "CATEGORY",

@@ -45,8 +45,8 @@ class SegmentOptions(BaseModel):
     @field_validator("by")
     @classmethod
     def _paths(cls, value: list[str]) -> list[str]:
-        from agent.tools.guard import check_field_path  # the guard imports the findings vocabulary
         from agent.errors import QueryRefused
+        from agent.tools.guard import check_field_path  # the guard imports the findings vocabulary
 
         for path in value:
             try:

@@ -46,12 +46,12 @@ from bson.regex import Regex
 
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused, QueryRejected, QueryTimeout
+from agent.segments.passes import SegmentPass, SegmentTotals
 from agent.tools.batch_size import FILL, FIRST_CHUNK
 from agent.tools.compat import complement_split, facet_note, named_operators, operators_in, refusal_reason
 from agent.tools.get_stats import build_pipeline, duplicate_branches, duplicates_rows, stats_result, value_condition
 from agent.tools.guard import check_field_path, check_filter, check_pipeline, check_projection
 from agent.tools.models import CountedQuery, CountManyInput, CountManyResult, CountQuery, GetStatsInput, StatsResult
-from agent.segments.passes import SegmentPass, SegmentTotals
 from agent.tools.target import AuditTarget
 
 __all__ = ["ISOLATION_PASSES", "TIMEOUTS_IN_A_ROW", "count_many", "count_many_pipeline"]

@@ -47,6 +47,7 @@ from pymongo import errors as mongo_errors
 from pymongo.collection import Collection
 
 from agent.errors import ArgusError, EngineFault, QueryRejected, QueryTimeout, TargetUnavailable, ToolError
+from agent.segments.passes import SegmentPass
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
 from agent.tools.batch_size import BatchSizing
 from agent.tools.compat import (
@@ -61,7 +62,6 @@ from agent.tools.compat import (
 )
 from agent.tools.guard import check_filter, check_pipeline
 from agent.tools.sampling import draw_in_memory, random_points
-from agent.segments.passes import SegmentPass
 
 __all__ = ["AuditTarget", "query_shape", "retry_after_ms"]
 

@@ -18,15 +18,16 @@ from agent.planners.heuristic.planner import HeuristicPlanner
 from agent.report import AuditReport
 from agent.segments.models import OTHER, SegmentOptions
 from agent.tools.target import AuditTarget
-from tests.agent.segments.tenants import NOW, Tenants, count
 from daemon.sources import open_uri
+from tests.agent.segments.tenants import NOW, Tenants, count
 from tests.agent.tools.engine_server import EngineServer
 from tests.conftest import memory_collection
 
+BY_TENANT = SegmentOptions(by=["tenant"])
 EIGHT = ["acme", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"]
 
 
-def _audit(docs: list[dict[str, Any]], *, segments: SegmentOptions | None = SegmentOptions(by=["tenant"]),
+def _audit(docs: list[dict[str, Any]], *, segments: SegmentOptions | None = BY_TENANT,
            privacy: PrivacyMode = "shapes", history: HistoricalContext | None = None,
            now: Any = NOW) -> AuditReport:
     clock = ManualClock(now)
