@@ -436,8 +436,9 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
         if declared is not None and declared.rule is not None:
             continue  # the contract's rule on the same (collection) category decided it: it stands
         state.findings.upsert(finding)
-        log.info("anomaly_committed", field=finding.field, category=finding.category.value,
-                 severity=finding.severity.value)
+        # A segment's name is a document value: never logged (agent.segments).
+        log.info("anomaly_committed", field="(segment)" if finding.field.startswith("(segment ") else finding.field,
+                 category=finding.category.value, severity=finding.severity.value)
     if points:
         notes.append(f"no earlier run was stored: the volume and freshness baselines came from {len(points)} "
                      f"intervals of the collection's own history ({points[0].time_source})")

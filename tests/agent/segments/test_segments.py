@@ -9,6 +9,8 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import pytest
+import structlog
 from agent.clock import ManualClock
 from agent.findings import Category, Finding
 from agent.history import HistoricalContext
@@ -185,3 +187,14 @@ def test_over_the_wire_segments_ride_in_the_same_reads() -> None:
     assert _found(report, Category.VOLUME_ANOMALY, "(segment tenant=acme)") is not None
     assert sent == sent_plain
     assert report.database_cost.passes == plain.database_cost.passes
+
+
+def test_segment_values_never_reach_the_logs(capsys: pytest.CaptureFixture[str]) -> None:
+    docs = Tenants(EIGHT, {name: 60 for name in EIGHT}, days=14, missing={"gamma": 0.4},
+                   stopped={"acme": 30}).documents()
+    with structlog.testing.capture_logs() as logged:
+        report = _audit(docs)
+
+    assert any(f.field == "(segment tenant=acme)" for f in report.findings)
+    written = json.dumps(logged, default=str) + capsys.readouterr().err
+    assert not any(name in written for name in EIGHT)
