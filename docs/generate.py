@@ -394,12 +394,12 @@ def segments_example() -> str:
     from rich.console import Console
 
     from agent.clock import ManualClock
+    from agent.engine import DocumentStore, MemoryCollection
     from agent.loop import run_audit
     from agent.options import AuditOptions
     from agent.planners.heuristic.planner import HeuristicPlanner
     from agent.segments.models import SegmentOptions
     from agent.tools.target import AuditTarget
-    from agent.engine import DocumentStore, MemoryCollection
     from daemon.render import print_report
 
     now = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)

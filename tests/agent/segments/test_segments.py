@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 import structlog
+
 from agent.clock import ManualClock
 from agent.findings import Category, Finding
 from agent.history import HistoricalContext
