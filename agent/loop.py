@@ -155,6 +155,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     error: str | None = None
     note: str | None = None
     opened = _open_window(state, target, started_at)
+    if target.segments is not None:
+        target.segments.scoped = state.window is not None
     while opened is None:
         try:
             if state.iteration >= options.max_iterations:

@@ -58,7 +58,7 @@ def with_arrivals(today: HealthSnapshot, previous: HealthSnapshot | None, arrive
     before = {s.segment: s for s in previous.segments} if previous is not None \
         and previous.segment_by == segments.options.by else {}
     documents = {s.segment: s.documents for s in segments.totals.segments} \
-        if segments.totals is not None and segments.totals.complete else None
+        if segments.totals is not None and segments.totals.complete and not segments.scoped else None
     labels = set(arrived or {}) | set(documents or {}) | {s for s, h in before.items()
                                                           if documents is None or h.documents != 0}
     out: list[SegmentHealth] = []

@@ -89,6 +89,7 @@ class SegmentPass:
     privacy: PrivacyMode
     null_fields: list[str] = field(default_factory=list)
     totals_counted: bool = False
+    scoped: bool = False  # a scoped audit: its totals are of the window, not of the collection's segments
     totals: SegmentTotals | None = None
     breakdowns: dict[str, dict[str, int]] = field(default_factory=dict)  # filter key -> label -> documents
     values: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> the raw values (evidence only)

@@ -16,7 +16,7 @@ from agent.clock import ManualClock
 from agent.findings import Category, Finding
 from agent.history import HistoricalContext
 from agent.loop import run_audit
-from agent.options import AuditOptions, PrivacyMode
+from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from agent.planners.heuristic.planner import HeuristicPlanner
 from agent.report import AuditReport
 from agent.segments.models import OTHER, SegmentOptions
@@ -199,3 +199,20 @@ def test_segment_values_never_reach_the_logs(capsys: pytest.CaptureFixture[str])
     assert any(f.field == "(segment tenant=acme)" for f in report.findings)
     written = json.dumps(logged, default=str) + capsys.readouterr().err
     assert not any(name in written for name in EIGHT)
+
+
+def test_a_scoped_run_counts_no_segment_as_gone_for_having_no_document_in_its_window() -> None:
+    docs = Tenants(EIGHT[:4], {name: 100 for name in EIGHT[:4]}, days=10).documents()
+    first = _audit(docs)
+    assert first.health is not None
+    clock = ManualClock(NOW + timedelta(minutes=5))
+    quiet = [d for d in docs if d["tenant"] != "delta" or d["_id"].generation_time < NOW - timedelta(days=2)]
+    report = run_audit(AuditTarget(memory_collection(quiet, "orders", database="shop")),
+                       HeuristicPlanner(clock=clock), clock=clock,
+                       options=AuditOptions(segments=BY_TENANT, scope=ScopeOptions(since_s=86_400)),
+                       historical_context=HistoricalContext(runs_considered=1, health=[first.health]))
+
+    assert report.window is not None and report.health is not None
+    assert all(s.documents is None for s in report.health.segments)
+    assert _found(report, Category.SEGMENT_CHANGE, "(segment tenant=delta)") is None
+    assert _found(report, Category.VOLUME_ANOMALY, "(segment tenant=delta)") is not None
