@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from agent.planners.heuristic.planner import HeuristicPlanner
 from agent.report import AuditReport
 from agent.segments.models import OTHER, SegmentOptions
 from agent.tools.target import AuditTarget
+from config.contracts import load_contract
 from daemon.sources import open_uri
 from tests.agent.segments.tenants import NOW, Tenants, count
 from tests.agent.tools.engine_server import EngineServer
@@ -216,3 +218,17 @@ def test_a_scoped_run_counts_no_segment_as_gone_for_having_no_document_in_its_wi
     assert all(s.documents is None for s in report.health.segments)
     assert _found(report, Category.SEGMENT_CHANGE, "(segment tenant=delta)") is None
     assert _found(report, Category.VOLUME_ANOMALY, "(segment tenant=delta)") is not None
+
+
+def test_a_contracts_segments_apply_when_the_run_names_none(tmp_path: Path) -> None:
+    contract = tmp_path / "orders.yaml"
+    contract.write_text("segments: {by: tenant}\nfields:\n  total: {required: true}\n")
+    docs = Tenants(EIGHT[:4], {name: 60 for name in EIGHT[:4]}, days=7, missing={"gamma": 0.4}).documents()
+    clock = ManualClock(NOW)
+
+    report = run_audit(AuditTarget(memory_collection(docs, "orders", database="shop")), HeuristicPlanner(clock=clock),
+                       clock=clock, contract=load_contract(contract))
+
+    finding = _found(report, Category.NULL_RATE, "shipping")
+    assert finding is not None and finding.segments is not None
+    assert finding.segments.concentrated_in == "tenant=gamma"
