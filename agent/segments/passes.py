@@ -37,6 +37,7 @@ __all__ = ["GROUPS_KEPT", "SegmentPass", "SegmentTotals", "fold", "null_fields",
 
 GROUPS_KEPT = 1000  # groups a branch returns at most (largest first): the rest are known only as a sum
 NULL_FIELDS = 50    # fields whose nulls are counted per segment
+NULL_SHARE = 0.1    # ... when at least this share of the sample lacks them (see null_fields)
 _VALUE_CHARS = 64
 
 
@@ -164,11 +165,14 @@ def segment_pass(options: AuditOptions, contract: Contract | None) -> SegmentPas
 
 def null_fields(schema: SchemaSampleResult, options: SegmentOptions) -> list[str]:
     """Fields whose nulls are counted per segment: those most documents of the sample carry (a
-    field most lack is optional everywhere), outside arrays, not naming a segment themselves."""
+    field most lack is optional everywhere) but not all (``NULL_SHARE``: a field the sample finds
+    in nearly every document is counted by the audit's own null check, and its finding's breakdown
+    shows the segment), outside arrays, not naming a segment themselves. Each is one more
+    accumulator in the run's first batched pass."""
     sampled = max(schema.documents_sampled, 1)
     chosen = [f for f in schema.fields if f.queryable and not f.in_array and f.path != "_id"
               and not any(f.path == p or f.path.startswith(f"{p}.") or p.startswith(f"{f.path}.")
                           for p in options.by)
-              and f.present_count - f.null_count >= sampled / 2]
+              and f.present_count - f.null_count >= sampled / 2 and f.null_rate >= NULL_SHARE]
     chosen.sort(key=lambda f: (-f.present_count, f.path))
     return [f.path for f in chosen[:NULL_FIELDS]]
