@@ -8,6 +8,7 @@ from uuid import UUID, uuid4
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.segments.models import SegmentBreakdown
 from agent.window import Window
 
 __all__ = ["Category", "FailingDocument", "FailingDocuments", "Finding", "Severity", "WriteFindingInput",
@@ -31,6 +32,7 @@ class Category(StrEnum):
     DISTRIBUTION_DRIFT = "distribution_drift"
     # A schedule's own metric (metrics:) outside what it declared to expect (agent.custom_metrics):
     METRIC_BREACH = "metric_breach"
+    SEGMENT_CHANGE = "segment_change"  # a segment (segments.by) appeared or disappeared
 
 
 class Severity(StrEnum):
@@ -100,3 +102,5 @@ class Finding(WriteFindingInput):
     masked_as: Literal["strict", "shapes", "full"] | None = Field(
         None, description="the privacy mode its evidence and values were written under by the run (which knew the "
                           "field's vocabulary); None: as found (a report stored before, masked again when shown)")
+    segments: SegmentBreakdown | None = Field(None, description="the affected documents per segment, for a run "
+                                                                "with segments (counted in the same pass)")

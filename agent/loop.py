@@ -43,7 +43,7 @@ from agent.health.backfill import backfill
 from agent.health.baseline import anomaly_key, detect, timeline, usual_age
 from agent.health.collect import collect_health, newest_document
 from agent.health.findings import anomaly_findings
-from agent.health.models import HealthSnapshot
+from agent.health.models import HealthOptions, HealthSnapshot
 from agent.hints import zero_match_hints
 from agent.history import HistoricalContext, fingerprint
 from agent.llm.usage import LLMAccount
@@ -51,6 +51,10 @@ from agent.options import AuditOptions
 from agent.planners.base import Planner
 from agent.privacy import Masker
 from agent.report import AuditReport, Outcome, TerminationReason, TraceEntry
+from agent.segments.findings import hidden_null_rates, segment_health_findings, with_breakdown
+from agent.segments.health import changes as segment_changes
+from agent.segments.health import judge as judge_segments
+from agent.segments.passes import SegmentPass, null_fields, segment_pass
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord, UnansweredCheck
 from agent.tools import get_stats, run_query, schema_sample
 from agent.tools.accounting import DatabaseCost
@@ -133,6 +137,7 @@ def run_audit(
 
     target.cap_time_with(remaining_ms)
     target.ru_budget = options.ru_budget
+    target.segments = segment_pass(options, contract)
     if isinstance(historical_context, HistoricalContext):  # what the last run of the collection learned of the server
         target.sizing.checks = {**historical_context.batch_checks, **target.sizing.checks}
     if llm is not None:  # every model call (planner and evaluators) waits at most for what is left
@@ -154,6 +159,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
     error: str | None = None
     note: str | None = None
     opened = _open_window(state, target, started_at)
+    if target.segments is not None:
+        target.segments.scoped = state.window is not None
     while opened is None:
         try:
             if state.iteration >= options.max_iterations:
@@ -197,6 +204,8 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             state.notes.append(missed)
     health: HealthSnapshot | None = None
     health_notes: list[str] = []
+    if outcome != "failed" and target.segments is not None:
+        _segment_findings(state, target.segments)
     if outcome != "failed":
         try:
             health, health_notes = _health_or_note(state, target, clock)
@@ -208,6 +217,9 @@ def _loop(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
         if measured.unmeasured and outcome == "succeeded":
             outcome = "partial"  # a metric not read proves nothing: this run must not resolve its breach
     finished_at = clock.now()
+    if target.segments is not None:
+        for finding in list(state.findings):
+            state.findings.upsert(with_breakdown(finding, target.segments))
     report = _build_report(state, planner, trace, started_at=started_at, finished_at=finished_at,
                            duration_s=clock.monotonic() - start, outcome=outcome, reason=reason, error=error,
                            llm=llm, note=note, database_cost=target.cost())
@@ -341,6 +353,8 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
         state.documents_sampled = result.documents_sampled
         state.collection_size = result.collection_size
         state.total_documents = result.total_documents
+        if target.segments is not None:
+            target.segments.null_fields = null_fields(result, target.segments.options)
         entry.observation = (f"sampled {result.documents_sampled} of {result.collection_size} documents, "
                              f"{len(result.fields)} field paths")
     elif isinstance(result, RunQueryResult):
@@ -366,7 +380,9 @@ def _read(state: AgentState, target: AuditTarget, proposed: ProposedAction, entr
                              f"{result.lookups} $in lookup(s): {len(result.missing)} not found")
     elif isinstance(result, CountManyResult):
         assert isinstance(params, CountManyInput)
-        unanswered = _record_batch(state, result, record, params)
+        unanswered = _record_batch(state, target, result, record, params)
+        if result.segment_totals is not None and target.segments is not None:
+            target.segments.totals, target.segments.totals_counted = result.segment_totals, True
         entry.observation = (f"counted {len(result.counts)} queries and {len(result.stats)} statistics "
                              f"in one pass; {sum(1 for c in result.counts if c.matched_count)} queries matched")
         if unanswered:
@@ -423,13 +439,17 @@ def _health(state: AgentState, target: AuditTarget, clock: Clock) -> tuple[Healt
     findings, found_notes = anomaly_findings(anomalies, snapshot,
                                              where=(state.connection_name, state.database, state.collection),
                                              context=context)
+    if whole.segments is not None:
+        more, more_notes = _segment_health(state, whole.segments, past, snapshot, options, context)
+        findings, found_notes = [*findings, *more], [*found_notes, *more_notes]
     for finding in findings:
         declared = state.findings.get(finding.field, finding.category)
         if declared is not None and declared.rule is not None:
             continue  # the contract's rule on the same (collection) category decided it: it stands
         state.findings.upsert(finding)
-        log.info("anomaly_committed", field=finding.field, category=finding.category.value,
-                 severity=finding.severity.value)
+        # A segment's name is a document value: never logged (agent.segments).
+        log.info("anomaly_committed", field="(segment)" if finding.field.startswith("(segment ") else finding.field,
+                 category=finding.category.value, severity=finding.severity.value)
     if points:
         notes.append(f"no earlier run was stored: the volume and freshness baselines came from {len(points)} "
                      f"intervals of the collection's own history ({points[0].time_source})")
@@ -455,7 +475,35 @@ def _metrics(state: AgentState, target: AuditTarget, started_at: datetime) -> Me
     return measured
 
 
-def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecord,
+def _segment_health(state: AgentState, segments: SegmentPass, past: list[HealthSnapshot], snapshot: HealthSnapshot,
+                    options: HealthOptions, context: HistoricalContext | None) -> tuple[list[Finding], list[str]]:
+    """Each segment's volume and freshness against its own baseline, and segments that came or went;
+    what is reported is kept out of the segment's later baselines, as the collection's is."""
+    if _excluded_now(options, snapshot):
+        return [], []
+    anomalies = judge_segments(past, snapshot, options)
+    changes = segment_changes(past, snapshot)
+    snapshot.anomalies += [f"{a.kind}@{a.field.removeprefix('(segment ').removesuffix(')')}" for a in anomalies]
+    snapshot.anomalies += [c.key for c in changes]
+    return segment_health_findings(anomalies, changes, snapshot, segments,
+                                   where=(state.connection_name, state.database, state.collection), context=context)
+
+
+def _excluded_now(options: HealthOptions, snapshot: HealthSnapshot) -> bool:
+    return any(span.start <= snapshot.at < span.end for span in options.exclude)
+
+
+def _segment_findings(state: AgentState, segments: SegmentPass) -> None:
+    """Null rates a segment hides in the collection's mix, from the totals the first batched pass counted."""
+    context = state.historical_context if isinstance(state.historical_context, HistoricalContext) else None
+    existing = {(f.field, f.category) for f in state.findings}
+    for finding in hidden_null_rates(segments, where=(state.connection_name, state.database, state.collection),
+                                     size=max(state.collection_size, 1), existing=existing, context=context):
+        state.findings.upsert(finding)
+        log.info("segment_finding_committed", field=finding.field, category=finding.category.value)
+
+
+def _record_batch(state: AgentState, target: AuditTarget, result: CountManyResult, record: QueryRecord,
                   params: CountManyInput) -> list[UnansweredCheck]:
     """Each counted filter of a batch is evidence exactly as a ``run_query`` of it would be: the
     same query-language match, counted over the whole collection, recorded with its count. Returns
@@ -472,6 +520,8 @@ def _record_batch(state: AgentState, result: CountManyResult, record: QueryRecor
         state.evidence_counts[key] = counted.matched_count
         if counted.failing:
             state.failing_documents[key] = counted.failing
+        if counted.segments is not None and target.segments is not None:
+            target.segments.breakdowns[key] = counted.segments
         state.queries_run.append(QueryRecord(iteration=state.iteration, tool="count_many", key=f"{record.key}#{key}",
                                              filter_key=key, matched_count=counted.matched_count, fields=paths))
         fields.update(paths)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from agent.custom_metrics.models import MetricSpec
 from agent.findings import Severity
 from agent.health.models import HealthOptions
+from agent.segments.models import SegmentOptions
 
 __all__ = ["FAILING_DEFAULT", "FAILING_MAX", "FAILING_PER_RUN", "AuditOptions", "PrivacyMode", "ScopeOptions"]
 
@@ -50,3 +51,5 @@ class AuditOptions(BaseModel):
     scope: ScopeOptions | None = Field(None, description="read only recent documents; None: the whole collection")
     metrics: tuple[MetricSpec, ...] = Field((), description="the schedule's own metrics: one read each, judged "
                                                             "(agent.custom_metrics)")
+    segments: SegmentOptions | None = Field(None, description="count, judge and break findings down by these "
+                                                              "fields' values; None: the collection as one")

@@ -22,6 +22,7 @@ declare -a RUNS=(
   "parity|python bench/parity.py"
   "contracts|python bench/contracts.py"
   "scope|python bench/scope.py --sizes 100000 1000000 --full"
+  "segments|python bench/segments.py"
   "prompts|python bench/prompts.py"
   "store|python bench/store.py"
   "incidents|python bench/incidents.py"

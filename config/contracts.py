@@ -35,12 +35,15 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from agent.contracts.compile import rule_filters
 from agent.contracts.model import CONTRACT_FORMATS, Bound, Contract, Reference, Rule, RuleKind
 from agent.durations import parse_duration
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused
 from agent.findings import Severity
+from agent.segments.models import SegmentOptions
 from agent.tools.guard import check_field_path, check_filter
 from agent.tools.regex_cost import regex_problem
 from config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
@@ -64,7 +67,7 @@ _RULES: tuple[RuleKind, ...] = ("required", "unique", "type", "in", "min", "max"
                                 "max_null_share", "references")
 _FIELD_KEYS = (*_RULES, "severity", "where", "description")
 _LONG_KEYS = ("value", "values", "to", "severity", "where", "description")
-_TOP_KEYS = ("collection", "description", "fields", "documents", "freshness")
+_TOP_KEYS = ("collection", "description", "fields", "documents", "freshness", "segments")
 _MAX_LENGTH = 65_534  # a regex repeat ({n}) is bounded by 65,535 in PCRE
 _NOW = re.compile(r"^\s*now\s*(?:([+-])\s*(.+?))?\s*$", re.IGNORECASE)
 
@@ -136,14 +139,30 @@ def parse_contract(data: Any, *, file: Path | str, lines: Lines, source: str, ba
         rules, notes, name = odcs_rules(data, problems=problems, collection=collection)
     else:
         rules, notes, name = _native(data, problems), [], data.get("collection")
-    if not rules and not problems.items:
+    segments = _segments(data.get("segments"), problems) if isinstance(data, Mapping) else None
+    if not rules and segments is None and not problems.items:
         problems.add((), "the contract declares no rule (give fields, documents or freshness)")
     for rule in rules:
         _judge_on_the_wire(rule, problems)
     if problems.items:
         raise ContractError(sorted(set(problems.items), key=problem_order))
     return Contract(source=source, rules=tuple(replace(r, source=source) for r in rules),
-                    collection=name if isinstance(name, str) else None, notes=tuple(notes))
+                    collection=name if isinstance(name, str) else None, notes=tuple(notes), segments=segments)
+
+
+def _segments(spec: Any, problems: Problems) -> SegmentOptions | None:
+    """``segments: {by: tenant, top: 50}`` (or ``segments: tenant``): the run's, unless its schedule names its own."""
+    if spec is None:
+        return None
+    try:
+        return SegmentOptions.model_validate({"by": spec} if isinstance(spec, str | list) else spec)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = ("segments", *(p for p in err["loc"] if isinstance(p, str)))
+            message = "unknown key" + nearest(str(err["loc"][-1]), list(SegmentOptions.model_fields)) \
+                if err["type"] == "extra_forbidden" else str(err["msg"]).removeprefix("Value error, ")
+            problems.add(loc, message, key=err["type"] == "extra_forbidden")
+        return None
 
 
 # --- Argus's syntax ---------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from agent.health.models import ExcludedSpan, HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
 from agent.options import FAILING_DEFAULT, FAILING_MAX, AuditOptions, PrivacyMode, ScopeOptions
 from agent.secrets import SECRETS
+from agent.segments.models import SegmentOptions
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig
 from config.contracts import ContractError, contract_digest, load_contract, parse_contract
 from config.metrics import duplicate_metrics
@@ -375,6 +376,8 @@ class AuditSettings(_Model):
                                                           "audit every full_every; only the keys given override")
     metrics: list[MetricSpec] | None = Field(None, description="metrics of your own: each a name, a read-only "
                                              "pipeline and between, warn/fail or anomaly (docs/custom-metrics.md)")
+    segments: SegmentOptions | None = Field(None, description="{by: tenant, top: 50}: break findings down, and judge "
+                                                              "volume, freshness and null rates, per segment")
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -385,7 +388,7 @@ class AuditSettings(_Model):
         return AuditOptions(sample_size=self.sample_size, max_iterations=self.max_iterations,
                             time_budget_s=self.time_budget.total_seconds(), max_time_ms=self.max_time_ms,
                             privacy=self.privacy, fail_on=self.fail_on, ru_budget=self.ru_budget,
-                            failing_documents=self.failing_documents,
+                            failing_documents=self.failing_documents, segments=self.segments,
                             health=(self.health or HealthSettings()).options(), metrics=tuple(self.metrics or ()))
 
 
@@ -445,6 +448,7 @@ class Schedule(_Model):
     contract: dict[str, Any] | str | None = None
     scope: ScopeSettings | None = None
     metrics: list[MetricSpec] | None = None
+    segments: SegmentOptions | None = None
 
     @field_validator("time_budget", mode="before")
     @classmethod
@@ -590,6 +594,8 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         return list(MetricSpec.model_fields)
     if parent[-1] in ("warn", "fail"):
         return list(Bound.model_fields)
+    if parent[-1] == "segments":
+        return list(SegmentOptions.model_fields)
     if parent[0] == "connections":
         return list(Connection.model_fields)
     if parent[:2] == ["alerts", "channels"]:

@@ -31,6 +31,7 @@ from agent.options import AuditOptions
 from agent.planners.factory import make_planner
 from agent.report import ARGUS_VERSION, AuditReport
 from agent.secrets import SECRETS
+from agent.segments.models import SegmentOptions
 from agent.tools.target import AuditTarget
 from config.alerts import AlertsConfig
 from config.contracts import ContractError, load_contract
@@ -195,6 +196,13 @@ def audit(
     full_every: Annotated[str | None, typer.Option("--full-every", help="with --since and a history: audit the whole "
                                                                         "collection when the last full audit is "
                                                                         "older than this, e.g. 7d")] = None,
+    segment_by: Annotated[list[str] | None, typer.Option("--segment-by", help="break findings down, and judge "
+                                                                               "volume, freshness and null rates, "
+                                                                               "by this field's values (repeat for "
+                                                                               "up to 3 fields); see "
+                                                                               "docs/segments.md")] = None,
+    segment_top: Annotated[int, typer.Option("--segment-top", help="segments named, by documents; the rest count "
+                                                                   "as 'other'")] = 50,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="log each step to stderr")] = False,
 ) -> None:
     """Audit one collection and print its report; the help text, exit codes included, is set above."""
@@ -206,7 +214,13 @@ def audit(
                                          time_budget_s=time_budget, max_time_ms=max_time_ms,
                                          privacy=privacy.value if privacy else None)
         options = options.model_copy(update={"fail_on": threshold})
+        if segment_by:
+            options = options.model_copy(update={"segments": SegmentOptions(by=segment_by, top=segment_top)})
     except ValidationError as exc:
+        if segment_by and any(e["loc"][:1] in (("by",), ("top",)) for e in exc.errors()):
+            problem = exc.errors()[0]
+            flag = "--segment-by" if problem["loc"][0] == "by" else "--segment-top"
+            raise _fail(f"invalid option {flag}: {str(problem['msg']).removeprefix('Value error, ')}") from None
         raise _fail(f"invalid option {option_problems(exc)}") from None
     except ValueError as exc:
         raise _fail(f"invalid option: {exc}") from None

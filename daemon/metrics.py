@@ -1,13 +1,16 @@
 """Prometheus metrics, all prefixed ``argus_``, on a registry passed in (tests use a fresh one).
 
 Label sets stay bounded: schedule, collection, severity, outcome, model, kind, reason. Field
-names and document values never become labels. Gauges that reflect the database or the
+names and document values never become labels, but for the segments a schedule declares
+(``segments.by``): their labels (hashed in strict privacy) are at most ``top`` plus ``other`` per
+schedule, and a segment that leaves the top loses its series. Gauges that reflect the database or the
 scheduler (open findings, next run time, spooled reports) are computed at scrape time by
 custom collectors, so they are never stale.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, get_args
@@ -139,6 +142,13 @@ class Metrics:
                                    "'other' past the cap, empty for a single value", ["schedule", "metric", "segment"],
                                    registry=r)
         self._metric_series: dict[str, set[tuple[str, str]]] = {}
+        self.segment_documents = Gauge("argus_segment_documents", "Documents per segment at the last audit (the "
+                                       "schedule's segments: top by documents, the rest as 'other')",
+                                       ["schedule", "segment"], registry=r)
+        self.segment_anomalies = Gauge("argus_segment_anomalies", "Findings on each segment at the last audit "
+                                       "(volume, freshness, appeared or disappeared)", ["schedule", "segment"],
+                                       registry=r)
+        self._segments: dict[str, set[str]] = {}  # schedule -> segment labels exported: stale ones are removed
 
     def gauge_from(self, name: str, doc: str, labels: list[str], produce: Rows) -> None:
         """Register a gauge computed at scrape time."""
@@ -236,6 +246,26 @@ class Metrics:
         if report.options.health.field_metrics:
             for f in health.fields:
                 self.field_nulls.labels(*where, f.path).set(f.null_share)
+        self._observe_segments(schedule, report)
+
+    def _observe_segments(self, schedule: str, report: AuditReport) -> None:
+        """Per-segment gauges of the last run; a segment no longer among them loses its series, so a
+        schedule never has more than ``top + 1`` (its named segments and 'other')."""
+        health = report.health
+        if health is None:
+            return
+        labels = {s.segment for s in health.segments}
+        for gone in self._segments.get(schedule, set()) - labels:
+            for gauge in (self.segment_documents, self.segment_anomalies):
+                with contextlib.suppress(KeyError):  # a segment whose documents were not counted has no series
+                    gauge.remove(schedule, gone)
+        self._segments[schedule] = labels
+        for seg in health.segments:
+            if seg.documents is not None:
+                self.segment_documents.labels(schedule, seg.segment).set(seg.documents)
+            subject = f"(segment {seg.segment})"
+            self.segment_anomalies.labels(schedule, seg.segment).set(
+                sum(1 for f in report.findings if f.field == subject))
 
     def _observe_metrics(self, schedule: str, report: AuditReport) -> None:
         """The last run's values; a series the run did not measure (a segment gone, a metric not

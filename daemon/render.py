@@ -126,6 +126,10 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         for f in order:  # one line each, never wrapped: to copy into mongosh whole
             console.print(f"evidence {f.field} {f.category.value}: {_evidence(f.evidence_query)}", markup=False,
                           highlight=False, soft_wrap=True)
+        for f in order:  # "157 documents; 150 of them tenant=acme"
+            if f.segments is not None and f.segments.counts:
+                console.print(f"segments {f.field} {f.category.value}: {f.segments.line(f.affected_count)}",
+                              markup=False, highlight=False, soft_wrap=True)
     if report.diff is not None:
         for e in report.diff.by_status("resolved"):
             was = e.previous_severity.value if e.previous_severity else "?"

@@ -30,11 +30,12 @@ sys.path.insert(0, str(_HERE.parent))
 
 import argparse
 import json
+import os
 import re
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
@@ -382,6 +383,51 @@ def audit_example() -> str:
     return "\n".join(["```text", *lines, "```"]) + "\n"
 
 
+def segments_example() -> str:
+    """``argus audit --segment-by tenant`` on six tenants' orders (the first run: its baselines come from
+    the orders' own history), where acme stopped sending 30 hours ago and gamma's importer drops the
+    shipping method of two orders in five: what docs/segments.md shows, on a fixed clock."""
+    import random
+    import struct
+
+    from bson import ObjectId
+    from rich.console import Console
+
+    from agent.clock import ManualClock
+    from agent.engine import DocumentStore, MemoryCollection
+    from agent.loop import run_audit
+    from agent.options import AuditOptions
+    from agent.planners.heuristic.planner import HeuristicPlanner
+    from agent.segments.models import SegmentOptions
+    from agent.tools.target import AuditTarget
+    from daemon.render import print_report
+
+    now = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
+    rng = random.Random(32)
+    docs: list[dict[str, Any]] = []
+    for ago in range(21, 0, -1):
+        for tenant in ("acme", "beta", "gamma", "delta", "omega", "sigma"):
+            for _ in range(rng.randint(90, 110)):
+                at = now - timedelta(days=ago - 1, seconds=rng.uniform(1, 86_399))
+                if tenant == "acme" and now - at < timedelta(hours=30):
+                    continue
+                oid = ObjectId(struct.pack(">I", int(at.timestamp())) + len(docs).to_bytes(8, "big"))
+                doc: dict[str, Any] = {"_id": oid, "order_id": f"ORD-{len(docs):06d}", "tenant": tenant,
+                                       "total": round(rng.uniform(5, 400), 2), "status": rng.choice(["paid", "new"])}
+                if not (tenant == "gamma" and rng.random() < 0.4):
+                    doc["shipping"] = rng.choice(["ground", "air", "pickup"])
+                docs.append(doc)
+    clock = ManualClock(now)
+    target = AuditTarget(MemoryCollection(DocumentStore.of(docs), name="orders", database="shop"),
+                         connection_name="file")
+    report = run_audit(target, HeuristicPlanner(clock=clock), clock=clock,
+                       options=AuditOptions(segments=SegmentOptions(by=["tenant"])))
+    console = Console(width=100, record=True, file=open(os.devnull, "w"), color_system=None)  # noqa: SIM115
+    print_report(report, console)
+    lines = [line.rstrip() for line in console.export_text().splitlines()]
+    return "\n".join(["```text", *lines, "```"]) + "\n"
+
+
 def _same_run(text: str) -> str:
     """An audit's output without what differs from run to run: its id, its duration, the age of the
     newest document and the audit's clock in an evidence query (a date in the future is past it)."""
@@ -436,9 +482,10 @@ GENERATORS: dict[str, Callable[[], str]] = {
     "metrics": metrics,
     "exit-codes": exit_codes,
     "audit-example": audit_example,
+    "segments-example": segments_example,
 }
 # Parts that differ from run to run in ways that do not matter: compared through these.
-_SAME: dict[str, Callable[[str], str]] = {"audit-example": _same_run}
+_SAME: dict[str, Callable[[str], str]] = {"audit-example": _same_run, "segments-example": _same_run}
 
 
 def regions(text: str) -> Iterator[tuple[str, int, int]]:

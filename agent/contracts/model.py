@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from agent.durations import format_duration
 from agent.findings import Category, Severity
+from agent.segments.models import SegmentOptions
 from agent.tools.formats import FORMATS
 
 __all__ = [
@@ -187,6 +188,7 @@ class Contract:
     rules: tuple[Rule, ...]
     collection: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    segments: SegmentOptions | None = None  # ``segments:`` of the contract: the run's, unless it names its own
 
     @property
     def checks(self) -> list[Rule]:

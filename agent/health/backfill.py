@@ -26,6 +26,7 @@ from bson import ObjectId
 from agent.errors import ArgusError, EngineFault, QueryRejected
 from agent.health.models import HealthOptions, HealthSnapshot
 from agent.options import PrivacyMode
+from agent.segments.backfill import add_bucket, segment_points
 from agent.tools.models import SchemaSampleResult
 from agent.tools.target import AuditTarget
 from agent.window import window_filter
@@ -54,11 +55,12 @@ def backfill(target: AuditTarget, schema: SchemaSampleResult, now: datetime, opt
     start = ticks[0] - spacing
     notes: list[str] = []
     indexed = not source.startswith("sample:")  # _id, or a time field that leads an index
+    by_segment: dict[str, Buckets] = {}  # with segments: the same buckets per segment, from the same read
     try:
         if target.in_memory:  # Argus's own engine: no server to spare, one read of the times
-            buckets = _read_and_bucketed(target, field, start, indexed)
+            buckets = _read_and_bucketed(target, field, start, indexed, by_segment)
         else:
-            buckets = _bucketed_or_counted(target, field, start, ticks, indexed, notes, options)
+            buckets = _bucketed_or_counted(target, field, start, ticks, indexed, notes, options, by_segment)
     except EngineFault:  # a bug of the in-process engine ends the run, not this measurement
         raise
     except ArgusError as exc:
@@ -66,15 +68,17 @@ def backfill(target: AuditTarget, schema: SchemaSampleResult, now: datetime, opt
         return [], [f"the first run's baseline was not built: {type(exc).__name__}"]
     total = schema.total_documents if schema.total_documents is not None else schema.collection_size
     points = _points(buckets, ticks, spacing, start, total, source, privacy)
+    if target.segments is not None and by_segment:
+        points = segment_points(points, by_segment, spacing, target.segments, privacy)
     if points:
         log.info("health_backfilled", points=len(points), source=source)
     return points, notes
 
 
 def _bucketed_or_counted(target: AuditTarget, field: str, start: datetime, ticks: list[datetime], indexed: bool,
-                         notes: list[str], options: HealthOptions) -> Buckets:
+                         notes: list[str], options: HealthOptions, by_segment: dict[str, Buckets]) -> Buckets:
     try:
-        return _bucketed(target, field, start, indexed)
+        return _bucketed(target, field, start, indexed, by_segment)
     except QueryRejected as exc:
         code = f" (code {exc.code})" if exc.code is not None else ""
         notes.append(f"the server refused the hourly bucketing of {field}{code}: the first run's volume baseline "
@@ -83,30 +87,42 @@ def _bucketed_or_counted(target: AuditTarget, field: str, start: datetime, ticks
         return _counted_per_interval(target, field, [start, *ticks])
 
 
-def _bucketed(target: AuditTarget, field: str, start: datetime, indexed: bool) -> Buckets:
+def _bucketed(target: AuditTarget, field: str, start: datetime, indexed: bool,
+              by_segment: dict[str, Buckets]) -> Buckets:
     """One aggregation: documents and the newest arrival per hour since ``start`` (on an index, it
-    examines only those)."""
+    examines only those); with segments, per hour and segment."""
+    hour_key: Any = {"$dateToString": {"format": _KEY_FORMAT, "date": f"${field}"}}
+    segments = target.segments
     rows = target.aggregate([
         {"$match": window_filter(field, start)},
-        {"$group": {"_id": {"$dateToString": {"format": _KEY_FORMAT, "date": f"${field}"}},
+        {"$group": {"_id": hour_key if segments is None else {"h": hour_key, "s": segments.key},
                     "n": {"$sum": 1}, "newest": {"$max": f"${field}"}}},
     ], full_pass=True)
     buckets: Buckets = {}
     for row in rows:
+        key = row["_id"]
         try:
-            hour = datetime.strptime(str(row["_id"]), _KEY_FORMAT).replace(tzinfo=UTC)
-        except ValueError:  # a document without the field, or not a date: no arrival time
+            hour = datetime.strptime(str(key["h"] if segments is not None else key), _KEY_FORMAT).replace(tzinfo=UTC)
+        except (ValueError, TypeError, KeyError):  # a document without the field, or not a date: no arrival time
             continue
-        buckets[hour] = (int(row["n"]), _moment(row.get("newest")))
+        count, newest = int(row["n"]), _moment(row.get("newest"))
+        if segments is not None:
+            add_bucket(by_segment, segments.label(key.get("s")), hour, count, newest)
+            before, latest = buckets.get(hour, (0, None))
+            count, newest = before + count, newest if latest is None or (newest and newest > latest) else latest
+        buckets[hour] = (count, newest)
     if indexed:
         target.examined(sum(count for count, _ in buckets.values()))
     return buckets
 
 
-def _read_and_bucketed(target: AuditTarget, field: str, start: datetime, indexed: bool) -> Buckets:
+def _read_and_bucketed(target: AuditTarget, field: str, start: datetime, indexed: bool,
+                       by_segment: dict[str, Buckets]) -> Buckets:
     """The in-memory engine: the arrival times read once (no server to spare), bucketed here."""
     buckets: Buckets = {}
-    read = target.find(window_filter(field, start), {field: 1}, 0, full_pass=True)
+    segments = target.segments
+    projection = {field: 1, **({p: 1 for p in segments.options.by} if segments is not None else {})}
+    read = target.find(window_filter(field, start), projection, 0, full_pass=True)
     if indexed:
         target.examined(len(read))
     for doc in read:
@@ -114,6 +130,10 @@ def _read_and_bucketed(target: AuditTarget, field: str, start: datetime, indexed
         if moment is None:
             continue
         hour = moment.replace(minute=0, second=0, microsecond=0)
+        if segments is not None:
+            values = [_value_at(doc, p) for p in segments.options.by]
+            add_bucket(by_segment, segments.label(values[0] if len(values) == 1 else
+                                                  {f"k{i}": v for i, v in enumerate(values)}), hour, 1, moment)
         count, newest = buckets.get(hour, (0, None))
         buckets[hour] = (count + 1, moment if newest is None or moment > newest else newest)
     return buckets

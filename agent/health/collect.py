@@ -16,6 +16,7 @@ from bson import ObjectId
 from agent.errors import ArgusError, EngineFault
 from agent.health.models import FieldHealth, HealthOptions, HealthSnapshot
 from agent.options import PrivacyMode
+from agent.segments.health import Arrivals, arrivals, with_arrivals
 from agent.tools.models import FieldStats, SchemaSampleResult
 from agent.tools.target import AuditTarget
 
@@ -33,16 +34,19 @@ def collect_health(target: AuditTarget, schema: SchemaSampleResult, *, now: date
                    newest: tuple[datetime | None, str | None] | None = None) -> HealthSnapshot:
     """``newest``: what ``newest_document`` answered already in this run (else it is asked)."""
     newest_at, source = newest if newest is not None else newest_document(target, schema, options, now)
-    inserts = _inserts(target, source, previous) if newest_at is not None else None
+    inserts, arrived = _inserts(target, source, previous) if newest_at is not None else (None, None)
     if newest_at is not None and privacy == "strict":
         newest_at = newest_at.replace(second=0, microsecond=0)
-    return HealthSnapshot(
+    snapshot = HealthSnapshot(
         at=now, documents=schema.total_documents if schema.total_documents is not None else schema.collection_size,
         inserts=inserts,
         inserts_since=previous.newest_at if inserts is not None and previous else None,
         newest_at=newest_at, freshness_s=max((now - newest_at).total_seconds(), 0.0) if newest_at else None,
         time_source=source, documents_sampled=schema.documents_sampled,
         fields=_fields(schema, options, privacy))
+    if target.segments is not None:
+        snapshot = with_arrivals(snapshot, previous, arrived, target.segments, privacy)
+    return snapshot
 
 
 def newest_document(target: AuditTarget, schema: SchemaSampleResult, options: HealthOptions,
@@ -84,10 +88,12 @@ def _newest(target: AuditTarget, schema: SchemaSampleResult,
     return None, None
 
 
-def _inserts(target: AuditTarget, source: str | None, previous: HealthSnapshot | None) -> int | None:
-    """Documents newer than the previous run's newest, counted on an index; None when no index tells."""
+def _inserts(target: AuditTarget, source: str | None,
+             previous: HealthSnapshot | None) -> tuple[int | None, Arrivals | None]:
+    """Documents newer than the previous run's newest, counted on an index (None when no index
+    tells), and with segments, the same documents per segment in the same read."""
     if previous is None or previous.newest_at is None or previous.time_source != source:
-        return None
+        return None, None
     since = previous.newest_at
     query: dict[str, Any]
     if source == "_id":
@@ -97,14 +103,17 @@ def _inserts(target: AuditTarget, source: str | None, previous: HealthSnapshot |
     elif source is not None and not source.startswith("sample:"):
         query = {source: {"$gt": since}}
     else:
-        return None
+        return None, None
     try:
-        return target.count_documents(query)
+        if target.segments is not None:
+            arrived = arrivals(target, target.segments, query, source)
+            return sum(n for n, _ in arrived.values()), arrived
+        return target.count_documents(query), None
     except EngineFault:  # a bug of the in-process engine ends the run, not this measurement
         raise
     except ArgusError as exc:
         log.warning("health_read_failed", error=str(exc))
-        return None
+        return None, None
 
 
 def _aware(value: datetime) -> datetime:

@@ -22,7 +22,8 @@ from agent.history import HistoricalContext, fingerprint
 
 __all__ = ["HEALTH_CATEGORIES", "anomaly_findings"]
 
-HEALTH_CATEGORIES = frozenset({Category.VOLUME_ANOMALY, Category.FRESHNESS, Category.DISTRIBUTION_DRIFT})
+HEALTH_CATEGORIES = frozenset({Category.VOLUME_ANOMALY, Category.FRESHNESS, Category.DISTRIBUTION_DRIFT,
+                               Category.SEGMENT_CHANGE})
 
 
 def anomaly_findings(anomalies: list[Anomaly], today: HealthSnapshot, *, where: tuple[str, str, str],

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from agent.segments.models import SegmentHealth
+
 __all__ = ["ExcludedSpan", "FieldHealth", "HealthOptions", "HealthSnapshot", "age_text"]
 
 
@@ -81,6 +83,10 @@ class HealthSnapshot(BaseModel):
                                                                     "distribution_drift:<field>): kept out of "
                                                                     "the baselines later runs are judged against")
     backfilled: bool = Field(False, description="built by a first run from the time field's history, not measured")
+    segment_by: list[str] | None = Field(None, description="the fields naming this snapshot's segments")
+    segments: list[SegmentHealth] = Field(default_factory=list, description="arrivals, newest document and "
+                                                                            "documents per segment (top, then "
+                                                                            "'other')")
     baseline_points: list[HealthSnapshot] = Field(
         default_factory=list, description="a first run: the earlier runs' measurements rebuilt from the time "
                                           "field's hourly counts, one per usual interval between runs")

@@ -46,6 +46,7 @@ from bson.regex import Regex
 
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused, QueryRejected, QueryTimeout
+from agent.segments.passes import SegmentPass, SegmentTotals
 from agent.tools.batch_size import FILL, FIRST_CHUNK
 from agent.tools.compat import complement_split, facet_note, named_operators, operators_in, refusal_reason
 from agent.tools.get_stats import build_pipeline, duplicate_branches, duplicates_rows, stats_result, value_condition
@@ -87,8 +88,11 @@ def _stats_branches(params: GetStatsInput, query: dict[str, Any] | None,
     return [build_pipeline(params.field, params.operation, query, value_filter, params.limit)]
 
 
-def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], list[Any]]:
-    """The one-stage pipeline for ``params`` (guard-checked), and the decoded filters it counts."""
+def count_many_pipeline(params: CountManyInput, segments: SegmentPass | None = None, *,
+                        totals: bool = False) -> tuple[list[dict[str, Any]], list[Any]]:
+    """The one-stage pipeline for ``params`` (guard-checked), and the decoded filters it counts.
+    ``segments``: each filter's documents are also grouped by segment, in the same ``$facet``;
+    ``totals``: so are the collection's documents and nulls (``agent.segments.passes``)."""
     facet: dict[str, list[dict[str, Any]]] = {}
     filters: list[Any] = []
     for i, item in enumerate(params.queries):
@@ -97,6 +101,8 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
         _check_patterns(query)
         filters.append(query)
         facet[f"q{i}"] = [{"$match": query}, {"$count": "n"}]
+        if segments is not None:
+            facet[f"g{i}"] = segments.branch(query)
         if item.examples_of is not None:
             projection = _examples_projection(item)
             check_field_path(item.examples_of)
@@ -114,8 +120,11 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
             _check_patterns(value_filter)
         for j, branch in enumerate(_stats_branches(stat, query, value_filter)):
             facet[f"s{i}_{j}"] = branch
+    totals = totals and segments is not None and bool(facet)
+    if totals and segments is not None:
+        facet.update(segments.totals_branches())
     pipeline = [{"$facet": facet}] if facet else []
-    if filters and not params.stats:
+    if filters and not params.stats and not totals:
         # Only documents some filter matches can change a count or be an example: the rest
         # are dropped before the branches, so each branch scans the few suspects, not the collection.
         pipeline.insert(0, {"$match": filters[0] if len(filters) == 1 else {"$or": filters}})
@@ -158,6 +167,17 @@ class _Run:
     answers: dict[int, CountedQuery | StatsResult] = field(default_factory=dict)
     budget: int = ISOLATION_PASSES
     reads: int = 0
+    totals: SegmentTotals | None = None
+
+    @property
+    def segments(self) -> SegmentPass | None:
+        return self.target.segments
+
+    @property
+    def want_totals(self) -> bool:
+        """The run's segment totals ride in its first batch that is answered."""
+        segments = self.target.segments
+        return segments is not None and not segments.totals_counted and self.totals is None
 
 
 def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
@@ -188,7 +208,8 @@ def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
     refused = sum(1 for a in answers if a.error is not None)
     if run.reads or refused:
         log.warning("batch_degraded", checks=len(items), unanswered=refused, extra_reads=run.reads)
-    return CountManyResult(collection=target.name, counts=counts, stats=stats, query_used=query_used)
+    return CountManyResult(collection=target.name, counts=counts, stats=stats, query_used=query_used,
+                           segment_totals=run.totals)
 
 
 def _params(items: list[_Item]) -> CountManyInput:
@@ -206,7 +227,7 @@ def _batched(run: _Run, items: list[_Item], *, first: bool = False) -> None:
         run.reads += 1
     part = _params(items)
     try:
-        done = _counted(run.target, part, *count_many_pipeline(part))
+        done = _counted(run, part, *count_many_pipeline(part, run.segments, totals=run.want_totals))
     except QueryTimeout:
         run.target.refusals.learn("batch timeout", "a batched pass reached its time limit: its checks were asked one "
                                                    "at a time")
@@ -232,7 +253,8 @@ def _sized(run: _Run, items: list[_Item]) -> None:
         chunk = pending.pop(0)
         t0 = time.perf_counter()
         try:
-            done = _counted(run.target, _params(chunk), *count_many_pipeline(_params(chunk)))
+            done = _counted(run, _params(chunk), *count_many_pipeline(_params(chunk), run.segments,
+                                                                      totals=run.want_totals))
         except QueryTimeout:
             if len(chunk) == 1 or run.target.exhausted() is not None:
                 _one_by_one(run, chunk)
@@ -390,14 +412,20 @@ def _operator(op: str) -> str:
     return f"operator {op}"
 
 
-def _counted(target: AuditTarget, params: CountManyInput, pipeline: list[dict[str, Any]],
+def _counted(run: _Run, params: CountManyInput, pipeline: list[dict[str, Any]],
              filters: list[Any]) -> CountManyResult:
+    target, segments = run.target, run.segments
     rows = target.aggregate(pipeline) if pipeline else []
     out: dict[str, list[Any]] = rows[0] if rows else {}
     counts = []
     for i, (query, check) in enumerate(zip(filters, params.queries, strict=True)):
         counted = out.get(f"q{i}") or []
-        counts.append(_answered(query, int(counted[0]["n"]) if counted else 0, check, out.get(f"e{i}") or []))
+        answered = _answered(query, int(counted[0]["n"]) if counted else 0, check, out.get(f"e{i}") or [])
+        if segments is not None and f"g{i}" in out:
+            answered.segments = segments.counts(out.get(f"g{i}") or [])
+        counts.append(answered)
+    if segments is not None and "segt" in out:
+        run.totals = segments.count_totals(out["segt"], out.get("sega") or [])
     stats = []
     for i, stat in enumerate(params.stats):
         query = decode(stat.filter) if stat.filter else None

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
 from agent.options import FAILING_MAX
+from agent.segments.passes import SegmentTotals
 
 __all__ = [
     "RUN_QUERY_HARD_LIMIT",
@@ -270,12 +271,16 @@ class CountedQuery(BaseModel):
     failing: list[dict[str, Any]] = Field(default_factory=list, description="_id and the examples_of field of the "
                                                                             "first matching documents")
     error: str | None = Field(None, description="the engine refused this filter alone: matched_count means nothing")
+    segments: dict[str, int] | None = Field(None, description="the matched documents per segment (label -> count), "
+                                                              "when the run has segments and the batch counted it")
 
 
 class CountManyResult(BaseModel):
     collection: str
     counts: list[CountedQuery]
     stats: list[StatsResult]
+    segment_totals: SegmentTotals | None = Field(None, description="documents and nulls per segment, counted in "
+                                                                   "this batch's pass (once a run)")
     query_used: str = Field(description="the pipeline that was run, as JSON (cut at 2,000 characters)")
 
 

@@ -47,6 +47,7 @@ from pymongo import errors as mongo_errors
 from pymongo.collection import Collection
 
 from agent.errors import ArgusError, EngineFault, QueryRejected, QueryTimeout, TargetUnavailable, ToolError
+from agent.segments.passes import SegmentPass
 from agent.tools.accounting import DatabaseCost, OperationLedger, OperationRecord, is_selective, pipeline_is_pass
 from agent.tools.batch_size import BatchSizing
 from agent.tools.compat import (
@@ -122,6 +123,7 @@ class AuditTarget:
         self._siblings = siblings
         self._is_sibling = False
         self.ru_budget: float | None = None
+        self.segments: SegmentPass | None = None  # a run with segments: count_many groups by them (the loop sets it)
         self._scope: dict[str, Any] | None = None
         self.window_documents: int | None = None  # a scoped audit: the documents of its window
         self._reached = False

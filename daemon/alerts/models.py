@@ -7,9 +7,10 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
-from pydantic import BaseModel, Field, TypeAdapter
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, TypeAdapter, model_serializer
 
 from agent.findings import Category, Severity
+from agent.segments.models import SegmentBreakdown
 from daemon.incidents.models import IncidentNotice
 
 __all__ = ["NOTIFICATION", "Alert", "AlertKind", "Notification", "dedup_key"]
@@ -55,6 +56,16 @@ class Alert(BaseModel):
     documents_url: str | None = Field(None, description="the same from the daemon's HTTP API (with base_url)")
     failed_runs: int | None = None
     error: str | None = None
+    segments: SegmentBreakdown | None = Field(None, description="the finding's documents per segment (labels "
+                                                                "hashed in strict privacy)")
+
+    @model_serializer(mode="wrap")
+    def _without_empty_segments(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """A run without segments sends the payload it always sent (receivers match it exactly)."""
+        data: dict[str, Any] = handler(self)
+        if data.get("segments", 0) is None:
+            del data["segments"]
+        return data
 
     @property
     def where(self) -> str:

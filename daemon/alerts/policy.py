@@ -185,6 +185,8 @@ class AlertPolicy:
         text = finding.description if mode == "full" else f"{affected}: {finding.category.value} in {finding.field}"
         if entry.status == "regressed" and entry.previous_severity is not None:
             text += f" (was {entry.previous_severity.value})"
+        if finding.segments is not None and finding.segments.counts:  # labels hashed in strict (agent.segments)
+            text += f". By segment: {finding.segments.line(finding.affected_count)}"
         return Alert(
             dedup_key=dedup_key(kind, report.run_id, entry.fingerprint), kind=kind, title=title, text=text,
             severity=finding.severity, run_id=report.run_id, run_url=self._run_url(report),
@@ -195,6 +197,7 @@ class AlertPolicy:
             affected_share=finding.affected_pct, collection_size=report.collection_size,
             evidence_query=evidence, evidence_redacted=has_masked(evidence),
             sample_values=finding.sample_values if mode == "full" else [], finding_id=finding.id,
+            segments=finding.segments,
             documents_command=f"argus finding show {str(finding.id)[:8]} --documents",
             documents_url=f"{self.config.base_url.rstrip('/')}/findings/{finding.id}" if self.config.base_url else None)
 

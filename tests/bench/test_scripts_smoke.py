@@ -86,3 +86,12 @@ def test_contracts_round_trip_finds_the_planted_defects_and_passes_the_clean_cop
 def test_contracts_without_a_bench_says_so_and_exits_one(tmp_path: Path) -> None:
     done = _run("bench/contracts.py", str(tmp_path))
     assert done.returncode == 1 and "nothing measured" in done.stderr
+
+
+def test_segments_prints_the_same_passes_with_and_without_and_the_defects_found() -> None:
+    done = _run("bench/segments.py", "--quick")
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if line.strip().startswith("6,000"))
+    cells = row.split()
+    assert cells[1] == cells[3] and cells[4] == cells[6]  # passes, queries: without / with
+    assert row.endswith("shop-003 drop Y, shop-005 nulls 92")

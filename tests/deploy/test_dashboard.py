@@ -134,3 +134,14 @@ def test_an_incidents_row_shows_incidents_now_their_age_and_how_fast_they_are_ha
                     "argus_incident_time_to_resolve_seconds_bucket"}
     assert all("max by" in e or "min by" in e for p in below for e in _exprs(p)), "replicas report the same numbers"
     assert below[1]["fieldConfig"]["defaults"]["unit"] == below[2]["fieldConfig"]["defaults"]["unit"] == "s"
+
+
+def test_a_segments_row_shows_documents_and_findings_per_segment(dashboard: dict[str, Any]) -> None:
+    [documents] = _find(dashboard, "argus_segment_documents")
+    assert documents["type"] == "timeseries"
+    assert _exprs(documents)[0].startswith("max by (schedule, segment) (argus_segment_documents{")
+    [anomalies] = _find(dashboard, "argus_segment_anomalies")
+    assert "sum by (segment)" in _exprs(anomalies)[0]
+    rows = [p for p in dashboard["panels"] if p["type"] == "row"]
+    segments_row = next(r for r in rows if r["title"] == "Segments")
+    assert all(p["gridPos"]["y"] == segments_row["gridPos"]["y"] + 1 for p in (documents, anomalies))
