@@ -254,7 +254,7 @@ class Metrics:
         health = report.health
         if health is None:
             return
-        labels = {s.segment for s in health.segments}
+        labels = {s.metric_label for s in health.segments}
         for gone in self._segments.get(schedule, set()) - labels:
             for gauge in (self.segment_documents, self.segment_anomalies):
                 with contextlib.suppress(KeyError):  # a segment whose documents were not counted has no series
@@ -262,9 +262,9 @@ class Metrics:
         self._segments[schedule] = labels
         for seg in health.segments:
             if seg.documents is not None:
-                self.segment_documents.labels(schedule, seg.segment).set(seg.documents)
+                self.segment_documents.labels(schedule, seg.metric_label).set(seg.documents)
             subject = f"(segment {seg.segment})"
-            self.segment_anomalies.labels(schedule, seg.segment).set(
+            self.segment_anomalies.labels(schedule, seg.metric_label).set(
                 sum(1 for f in report.findings if f.field == subject))
 
     def _observe_metrics(self, schedule: str, report: AuditReport) -> None:

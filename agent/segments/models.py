@@ -8,15 +8,25 @@ stable hash (``tenant=#3f2a9c01d4``) before anything leaves the pass that read t
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-__all__ = ["MAX_TOP", "OTHER", "SegmentBreakdown", "SegmentCount", "SegmentHealth", "SegmentOptions"]
+__all__ = ["MAX_TOP", "OTHER", "SegmentBreakdown", "SegmentCount", "SegmentHealth", "SegmentOptions", "metric_label"]
 
 MAX_TOP = 200  # the hard cap on named segments: Prometheus series per schedule stay bounded
 OTHER = "other"  # the segments past ``top``, folded together
+
+
+def metric_label(segment: str) -> str:
+    """A segment's label in Prometheus: ``other`` as itself, any other as ``seg_`` and a digest of
+    its name (``tenant=acme``), in every privacy mode: metric labels never carry document values.
+    The report and the stored run print each segment with this label beside it."""
+    if segment == OTHER:
+        return OTHER
+    return "seg_" + hashlib.sha256(segment.encode("utf-8", "surrogatepass")).hexdigest()[:10]
 
 
 class SegmentOptions(BaseModel):
@@ -107,3 +117,10 @@ class SegmentHealth(BaseModel):
                                                   "(None: not counted)")
     newest_at: datetime | None = Field(None, description="the segment's newest arrival known")
     freshness_s: float | None = None
+
+    @computed_field(  # type: ignore[prop-decorator]
+        description="the segment's Prometheus label (argus_segment_*): 'other', or 'seg_' and a digest of its "
+                    "name, since labels never carry document values")
+    @property
+    def metric_label(self) -> str:
+        return metric_label(self.segment)

@@ -19,6 +19,7 @@ from bson import ObjectId, json_util
 
 from agent.clock import ManualClock
 from agent.findings import Category
+from agent.segments.models import metric_label
 from config.schedules import load_schedules
 from config.settings import Settings
 from daemon.alerts.policy import AlertPolicy
@@ -109,5 +110,5 @@ def test_a_tenant_that_stops_opens_an_incident_and_alerts_and_its_return_resolve
     opened = [b for b in bodies if b["kind"] == "incident_opened" and SUBJECT in b["title"] + b["text"]]
     resolved = [b for b in bodies if b["kind"] == "incident_resolved" and SUBJECT in b["title"] + b["text"]]
     assert opened and resolved and len(resolved) == len(acme)
-    assert runner.metrics.sample("argus_segment_documents", {"schedule": "orders", "segment": "tenant=acme"}) \
-        == sum(1 for d in orders if d["tenant"] == "acme")
+    label = {"schedule": "orders", "segment": metric_label("tenant=acme")}
+    assert runner.metrics.sample("argus_segment_documents", label) == sum(1 for d in orders if d["tenant"] == "acme")
