@@ -148,7 +148,7 @@ def count_many_pipeline(params: CountManyInput) -> tuple[list[dict[str, Any]], l
         stat_filters.append(query)
         for j, branch in enumerate(_stats_branches(stat, query, value_filter)):
             facet[f"s{i}_{j}"] = branch
-    pipeline = [{"$facet": facet}] if facet else []
+    pipeline: list[dict[str, Any]] = [{"$facet": facet}] if facet else []
     narrow = _narrowing(params, filters, stat_filters) if params.stats else None
     if narrow is not None:
         pipeline.insert(0, {"$project": narrow})
