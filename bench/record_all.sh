@@ -2,7 +2,9 @@
 # Re-run every figure of docs/benchmarks.md, one command at a time (never two benchmarks at once:
 # each would slow the other), each recorded with its date, commit and load by docs/record.py, then
 # rewrite the page from the records. Run from the repository root with the venv active and the
-# shared bench in ../shared/bench; ydata-profiling for filespeed: pip install -e '.[bench]'.
+# shared bench in ../shared/bench; ydata-profiling for filespeed: pip install -e '.[bench]'; a DocumentDB
+# server for live_passes: export ARGUS_TEST_MONGODB_URI=$(PYTHON=$PWD/.venv/bin/python bash ../shared/ddb/start.sh
+# /tmp/argus-ddb-bench 27081 | tail -1), stopped after with bash ../shared/ddb/stop.sh /tmp/argus-ddb-bench.
 #
 #   bash bench/record_all.sh                 # every figure, one after the other
 #   bash bench/record_all.sh neutral sweep   # only these records (names as below)
@@ -18,6 +20,7 @@ declare -a RUNS=(
   "quiet|python bench/quiet.py"
   "stability|python bench/stability.py"
   "passes|python bench/passes.py"
+  "live_passes|python bench/live_passes.py"
   "filespeed|python bench/filespeed.py"
   "parity|python bench/parity.py"
   "contracts|python bench/contracts.py"

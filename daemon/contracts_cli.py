@@ -121,12 +121,15 @@ def register(app: typer.Typer, make_target: TargetFactory, fail: Callable[[str],
             raise fail(f"cannot draft a contract: {exc}") from None
         text = draft.yaml(source=where, now=now)
         broken = sum(1 for d in draft.rules if d.broken)
+        unchecked = sum(1 for d in draft.rules if d.unchecked is not None)
         if out is not None:
             out.write_text(text)
         else:
             sys.stdout.write(text)
         Console(stderr=True).print(f"drafted {len(draft.rules)} rules for {where} in {draft.passes} passes"
                                    + (f"; {broken} are broken by today's data (marked BROKEN TODAY)" if broken else "")
+                                   + (f"; {unchecked} could not be checked against today's data (marked NOT CHECKED "
+                                      f"TODAY)" if unchecked else "")
                                    + (f"; written to {out}" if out else ""), highlight=False, markup=False,
                                    soft_wrap=True)
 

@@ -52,6 +52,7 @@ class DraftRule:
     rule: Rule
     evidence: str                          # what it was drawn from, as a comment
     broken: int = 0                        # documents that break it today
+    unchecked: str | None = None           # why today's data could not be judged against it (a count unanswered)
     shape_share: float | None = None       # pattern and format: the sampled share of the shape it came from
 
 
@@ -127,6 +128,8 @@ def _value_set_evidence(kept: list[str], held: list[dict[str, Any]], pairs: list
 
 
 def _comment(d: DraftRule, documents: int) -> str:
+    if d.unchecked is not None:
+        return f"NOT CHECKED TODAY: {d.unchecked}; {d.evidence}"
     if d.broken:
         return f"BROKEN TODAY: {d.broken:,} documents ({d.broken / max(documents, 1):.2%}) break it; {d.evidence}"
     return d.evidence
@@ -153,13 +156,16 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
     queries = declared.counts()
     counted = count_many(target, CountManyInput(queries=[{"filter": encode(q)} for q in queries])) \
         if queries else None
-    counts = {filter_key(c.filter): c.matched_count for c in (counted.counts if counted else [])}
+    # A count the server did not answer (timed out, refused) is no count: its rule is unchecked, never 0 broken.
+    counts = {filter_key(c.filter): c.matched_count for c in (counted.counts if counted else []) if c.error is None}
     recorded = Recorded(counts=counts, statistics=by_key, lookups={}, collection_size=sample.collection_size)
-    broken = {(v.rule.field, v.rule.kind): (v.count or 0) for v in verdicts(declared, recorded)
-              if v.result == "failed"}
+    judged = verdicts(declared, recorded)
+    broken = {(v.rule.field, v.rule.kind): (v.count or 0) for v in judged if v.result == "failed"}
+    unchecked = {(v.rule.field, v.rule.kind): v.detail for v in judged if v.result == "unchecked"}
     for d in rules:  # declarations (required: false) have no verdict: nothing to break
         d.broken = broken.get((d.rule.field, d.rule.kind), 0)
-        if d.rule.kind in ("pattern", "format") and not d.broken and d.shape_share is not None \
+        d.unchecked = unchecked.get((d.rule.field, d.rule.kind))
+        if d.rule.kind in ("pattern", "format") and not d.broken and d.unchecked is None and d.shape_share is not None \
                 and d.shape_share < 1:
             # Nothing breaks it, so every value matches: the share was of one narrower shape the rule widens.
             d.evidence = (f"no document breaks it; drawn from the {d.shape_share:.1%} of sampled values of one "

@@ -554,9 +554,12 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
     out: list[_Check] = []
     fences: dict[tuple[str, str, float], dict[str, Any]] = {}
     moved: dict[str, tuple[dict[str, Any], str]] = {}  # per number field: its set's moved values, and why
+    unanswered: set[tuple[str, str, float]] = set()  # fences a statistic of which went unanswered
     for probe, result in zip(probes, stats, strict=True):
-        if result.error is not None:
-            continue  # the engine refused this statistic: no verdict either way
+        if result.error is not None:  # refused or timed out: no verdict either way
+            if probe.fence is not None:  # nor on its fence: no answer is not "no value inside"
+                unanswered.add((probe.path, probe.fence.side, probe.fence.at))
+            continue
         check = None
         if probe.kind == "enum":
             check = _enum_check(probe.path, result)
@@ -575,6 +578,8 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
     verified: dict[str, list[Fence]] = {}
     innermost: dict[tuple[str, str], Fence] = {}  # of the fences at which a gap was found, per side
     for (path, side, at), found in sorted(fences.items()):
+        if (path, side, at) in unanswered:
+            continue
         fence: Fence = found["fence"]
         if detached(fence, _scalar(found.get("fence_in")), _scalar(found.get("fence_out"))):
             best = innermost.get((path, side))

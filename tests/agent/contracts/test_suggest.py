@@ -11,6 +11,7 @@ from bson import json_util
 from typer.testing import CliRunner
 
 from daemon.cli import app
+from tests.agent.tools.engine_server import EngineServer, Refusal, uses
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 
@@ -113,3 +114,27 @@ def test_a_pattern_nothing_breaks_is_not_annotated_as_a_share_of_the_values(tmp_
     assert "BROKEN TODAY" not in line
     assert line.endswith("# no document breaks it; drawn from the 98.5% of sampled values of one shape, widened to "
                          "take the others")
+
+
+def test_a_rule_whose_count_timed_out_is_marked_not_checked_not_passed() -> None:
+    """A count the server did not answer was drafted as 0 documents breaking its rule: 12 negative
+    durations went unmarked when the batch counting the range timed out, even split down to that count."""
+    def range_counts_time_out(name: str, doc: dict[str, Any]) -> Refusal | None:
+        if name == "aggregate" and uses(doc, "$lt"):  # in a batch, and alone (count_documents aggregates too)
+            return Refusal("operation exceeded time limit", 50)
+        return None
+
+    server = EngineServer(_tickets(planted=True), database="desk", collection="tickets",
+                          refusals=[range_counts_time_out])
+    server.start()
+    try:
+        drafted = CliRunner().invoke(app, ["contract", "suggest", "--uri", server.uri, "--database", "desk",
+                                           "--collection", "tickets"])
+    finally:
+        server.close()
+
+    assert drafted.exit_code == 0, drafted.output
+    line = _line(drafted.stdout, "min: 0")
+    assert line.startswith("min: 0  # NOT CHECKED TODAY: not counted: "), line
+    assert "BROKEN TODAY: 20 documents" in _line(drafted.stdout, "unique: true")  # the other rules still counted
+    assert "1 could not be checked against today's data (marked NOT CHECKED TODAY)" in drafted.stderr

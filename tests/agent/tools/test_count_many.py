@@ -88,3 +88,43 @@ def test_nothing_to_count_reads_nothing(coll) -> None:  # type: ignore[no-untype
     recording = RecordingCollection(coll)
     result = count_many(AuditTarget(recording), CountManyInput())
     assert (result.counts, result.stats, recording.calls) == ([], [], [])
+
+
+# Where projecting a batch's fields before its $facet could change what a branch sees: arrays of
+# documents beside scalars, arrays of arrays, empty documents, a parent that is sometimes a scalar,
+# and statistics filtered on fields they do not compute.
+_NESTED = [{"_id": 1, "p": {"q": 1, "r": "x"}, "s": 5}, {"_id": 2, "p": [{"q": 2}, 7, {"r": "y"}, {"q": [3, [4]]}]},
+           {"_id": 3, "p": [[{"q": 9}], {"q": None}], "s": "t"}, {"_id": 4, "p": 3, "s": [1, 1]},
+           {"_id": 5, "p": {"q": 1}, "s": None}, {"_id": 6}, {"_id": 7, "p": {}, "s": 5},
+           {"_id": 8, "p": {"q": [1, 2, 1]}, "s": 6}]
+
+
+def test_a_narrowed_batch_answers_as_each_statistic_alone() -> None:
+    coll = memory_collection([dict(d) for d in _NESTED], "nested", database="db")
+    specs = [GetStatsInput(field="p.q", operation=op) for op in ("duplicates", "value_counts", "min", "max", "count",
+                                                                 "distinct", "avg")]
+    specs += [GetStatsInput(field="p.q", operation="max", value_filter={"$lt": 3}),
+              GetStatsInput(field="p.q", operation="value_counts", filter={"s": {"$gte": 5}}),
+              GetStatsInput(field="s", operation="duplicates", filter={"p.r": {"$exists": False}}),
+              GetStatsInput(field="p", operation="count", filter={"_id": {"$gt": 2}}),
+              GetStatsInput(field="p.r", operation="distinct", filter={"$or": [{"s": 5}, {"p.q": 2}]})]
+    target = AuditTarget(coll)
+    batched = count_many(target, CountManyInput(stats=specs, queries=[{"filter": {"p.q": 1}, "examples_of": "s"}]))
+    alone = [get_stats(target, spec) for spec in specs]
+
+    assert '"$project"' in batched.query_used  # the batch read a narrowed document
+    assert [(s.value, s.totals, s.capped) for s in batched.stats] == [(s.value, s.totals, s.capped) for s in alone]
+    assert batched.counts[0].matched_count == coll.count_documents({"p.q": 1})
+
+
+def test_duplicates_beyond_the_cap_are_totalled_over_every_repeated_value() -> None:
+    from agent.tools.models import DUPLICATES_CAP
+
+    docs = [{"_id": i, "code": i // 2} for i in range(2 * (DUPLICATES_CAP + 3))]  # each code twice
+    target = AuditTarget(memory_collection(docs, "codes", database="db"))
+    spec = GetStatsInput(field="code", operation="duplicates")
+
+    batched = count_many(target, CountManyInput(stats=[spec])).stats[0]
+
+    assert batched.capped and batched.totals == {"values": DUPLICATES_CAP + 3, "documents": 2 * (DUPLICATES_CAP + 3)}
+    assert batched.totals == get_stats(target, spec).totals
