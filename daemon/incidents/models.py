@@ -29,9 +29,9 @@ __all__ = [
 IncidentStatus = Literal["open", "acknowledged", "resolved", "expected", "false_positive"]
 ACTIVE: tuple[IncidentStatus, ...] = ("open", "acknowledged")  # findings join these; they resolve by themselves
 EventKind = Literal["opened", "joined", "escalated", "finding_resolved", "finding_back", "resolved", "reopened",
-                    "acknowledged", "expected", "false_positive", "reminded"]
+                    "acknowledged", "expected", "false_positive", "reminded", "updated"]
 NoticeKind = Literal["incident_opened", "incident_escalated", "incident_resolved", "incident_reopened",
-                     "incident_reminder", "incident_refresh"]
+                     "incident_reminder", "incident_refresh", "incident_updated"]
 
 
 class IncidentFinding(BaseModel):

@@ -9,16 +9,17 @@ The rules (docs/incidents.md says them for users):
   the group's open or acknowledged incident. Without one, a finding that belonged to an incident
   resolved less than ``reopen_within`` ago reopens it; otherwise the group's findings open a new
   incident together.
-- A joining finding sends nothing unless it escalates the incident: a severity above the one the
-  incident was last sent at, or a finding at that severity whose share grew past ``growth_factor``
-  times its share when the incident was last sent.
+- A joining finding escalates the incident when its severity is above the one the incident was last
+  sent at, as does a finding at that severity whose share grew past ``growth_factor`` times its
+  share when the incident was last sent. A finding new to the incident that does not escalate it
+  sends an update (``notify_joined``, on by default), all of one run's in one notice.
 - Only a complete (succeeded) audit of the whole collection proves absence (a scoped run's window
   of recent documents cannot, as the diff decides): a finding it no longer reports is resolved in
   its incident, and an incident whose findings all stayed resolved for ``resolve_after`` complete
   runs resolves; twice as many for each time it reopened (at most 16 times as many), so that a
   flapping defect stops resolving and reopening. A failed run changes nothing.
 
-An incident sends at most one notice per run: opened, reopened, escalated or resolved.
+An incident sends at most one notice per run: opened, reopened, escalated, updated or resolved.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class Change:
     events: list[IncidentEvent] = field(default_factory=list)
     notice: NoticeKind | None = None
     changes: list[str] = field(default_factory=list)  # why it escalated, in words, for the notice
+    joined: list[str] = field(default_factory=list)  # findings new to the incident, in words
 
     @property
     def is_new(self) -> bool:
@@ -102,7 +104,7 @@ def track(report: AuditReport, incidents: Iterable[Incident], *, config: Inciden
         change = touched[key_id]
         for fp, f in found:
             _join(change, report, fp, f, growth_factor)
-        _seen(change, report)
+        _seen(change, report, notify_joined=config.notify_joined)
 
     if report.outcome == "succeeded" and report.window is None:
         seen = {fp for found in holding.values() for fp, _ in found}
@@ -143,7 +145,7 @@ def _recently_resolved(known: list[Incident], grouping: Grouping, key: str, fps:
 
 def _event(change: Change, report: AuditReport, kind: str, detail: str = "") -> None:
     """Record what happened; the event that opens, reopens, escalates or resolves carries the notice."""
-    notice = change.notice if kind in ("opened", "reopened", "escalated", "resolved") else None
+    notice = change.notice if kind in ("opened", "reopened", "escalated", "updated", "resolved") else None
     change.events.append(IncidentEvent.model_validate({
         "at": report.finished_at, "kind": kind, "status": change.incident.status, "run_id": report.run_id,
         "source": "run", "detail": detail, "notice": notice}))
@@ -187,7 +189,9 @@ def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_facto
             last_run=report.run_id, last_finding=f.id, first_seen_at=now, last_seen_at=now)
         incident.findings.append(current)
         if not change.is_new and change.notice != "incident_reopened":
-            _event(change, report, "joined", f"{_what(f)} joined ({f.severity.value}, {_count(f.affected_count, f)})")
+            joined = f"{_what(f)} joined ({f.severity.value}, {_count(f.affected_count, f)})"
+            change.joined.append(joined)
+            _event(change, report, "joined", joined)
     else:
         if current.state == "resolved" and change.notice != "incident_reopened":
             _event(change, report, "finding_back", f"{_what(f)} is back ({_count(f.affected_count, f)})")
@@ -213,7 +217,7 @@ def _count(count: int, f: Finding) -> str:
     return f"{count:,} documents, {f.affected_pct:.2%}"
 
 
-def _seen(change: Change, report: AuditReport) -> None:
+def _seen(change: Change, report: AuditReport, *, notify_joined: bool = True) -> None:
     """After a run's findings joined: the incident is current, and escalated, opened or reopened
     notices reset what later growth is measured from."""
     incident = change.incident
@@ -230,6 +234,10 @@ def _seen(change: Change, report: AuditReport) -> None:
     elif change.changes:
         change.notice = "incident_escalated"
         _event(change, report, "escalated", "; ".join(change.changes))
+    elif change.joined and notify_joined:
+        change.notice = "incident_updated"
+        change.changes = list(change.joined)
+        _event(change, report, "updated", "; ".join(change.joined))
     if change.notice is not None:
         incident.notified_severity = incident.severity
         for f in incident.active_findings:
