@@ -30,7 +30,8 @@ def cli(store: PostgresStore, pg_dsn: str) -> Any:
 def test_incidents_lists_the_active_ones_newest_first(cli: Any) -> None:
     listed = cli("incidents")
     assert listed.exit_code == 0, listed.output
-    lines = listed.stdout.splitlines()
+    where, *lines = listed.stdout.splitlines()
+    assert where.startswith("history: PostgreSQL at ")
     assert lines[0].split() == ["id", "status", "severity", "collection", "findings", "opened", "owner", "what"]
     assert lines[1].split()[:5] == ["2", "open", "low", "main/shop.customers", "1/1"]
     assert lines[2].split()[:5] == ["1", "open", "high", "main/shop.orders", "2/2"]
@@ -43,7 +44,7 @@ def test_show_prints_findings_and_history(cli: Any) -> None:
     cli("incident", "ack", "1", "--owner", "alice", "--note", "on it")
     shown = cli("incident", "show", "#1")
     assert shown.exit_code == 0, shown.output
-    assert shown.stdout.splitlines()[0] == "Incident 1  main/shop.orders  acknowledged · high"
+    assert shown.stdout.splitlines()[1] == "Incident 1  main/shop.orders  acknowledged · high"
     rows = [line.split() for line in shown.stdout.splitlines()]
     assert ["active", "high", "total", "outlier_value", "100", "of", "5,000", "(2.00%)"] in [r[:8] for r in rows]
     assert ["acknowledged", "acknowledged", "alice", "(on", "it)"] in [r[1:] for r in rows]
