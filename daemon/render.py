@@ -38,6 +38,8 @@ def _change(entry: DiffEntry | None) -> str:
 def _diff_line(diff: RunDiff) -> str:
     counts = diff.counts()
     parts = [f"{n} {status}" for status, n in counts.items() if n]
+    if diff.unseen:
+        parts.append(f"{diff.unseen} not found this time (not called resolved)")
     if diff.previous_run_id is None:
         return "first stored run of this collection"
     suffix = "" if diff.complete else " (scoped run: only a full audit calls a finding resolved)" if diff.scoped \

@@ -46,7 +46,8 @@ class IncidentFinding(BaseModel):
     affected_share: float
     notified_share: float = Field(description="its share when the incident was last sent (or when it joined): "
                                               "growth past the growth factor from here escalates")
-    collection_size: int
+    collection_size: int = Field(description="the documents its share is of: a scoped run's window, else the "
+                                             "collection")
     evidence_query: dict[str, Any] = Field(description="masked by the run's privacy mode")
     evidence_redacted: bool = False
     first_run: UUID

@@ -184,7 +184,7 @@ def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_facto
     if current is None:
         current = IncidentFinding(
             fingerprint=fp, field=f.field, category=f.category, severity=f.severity, affected_count=f.affected_count,
-            affected_share=f.affected_pct, notified_share=f.affected_pct, collection_size=report.collection_size,
+            affected_share=f.affected_pct, notified_share=f.affected_pct, collection_size=_counted_in(report),
             evidence_query=evidence, evidence_redacted=has_masked(evidence), first_run=report.run_id,
             last_run=report.run_id, last_finding=f.id, first_seen_at=now, last_seen_at=now)
         incident.findings.append(current)
@@ -203,7 +203,7 @@ def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_facto
                                   f"of documents")
         current.state, current.resolved_at = "active", None
         current.severity, current.affected_count, current.affected_share = f.severity, f.affected_count, f.affected_pct
-        current.collection_size, current.evidence_query = report.collection_size, evidence
+        current.collection_size, current.evidence_query = _counted_in(report), evidence
         current.evidence_redacted = has_masked(evidence)
         current.last_run, current.last_finding, current.last_seen_at = report.run_id, f.id, now
     if f.severity.rank > incident.notified_severity.rank and not change.is_new:
@@ -211,6 +211,11 @@ def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_facto
                               f"the incident was sent at")
     if f.severity.rank > incident.severity.rank:
         incident.severity = f.severity
+
+
+def _counted_in(report: AuditReport) -> int:
+    """The documents a finding's share is of: a scoped run's window, else the collection."""
+    return report.window.documents if report.window is not None else report.collection_size
 
 
 def _count(count: int, f: Finding) -> str:
