@@ -547,6 +547,13 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]"
             if not data.is_file():
                 missing.append(f"{loaded.connection_where(name)}.files.{collection}: {data} "
                                f"{'is a directory' if data.is_dir() else 'does not exist'}")
+    for name, channel in sorted(loaded.alerts.channels.items()):
+        try:  # read as a delivery would; only the error is printed, never what was read
+            channel.resolve_url()
+            channel.resolve_secret()
+        except ArgusError as exc:
+            console.print(f"warning: alerts.channels.{name}: {exc}; alerts to it will fail until it is",
+                          markup=False, highlight=False, soft_wrap=True)
     if missing:
         err = Console(stderr=True)
         for problem in missing:
