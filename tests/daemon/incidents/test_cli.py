@@ -86,3 +86,16 @@ def test_a_change_that_does_not_apply_is_refused(cli: Any) -> None:
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == ("argus: error: incident 1 is resolved: only an incident that is open or "
                                               "acknowledged can be marked acknowledged")
+
+
+def test_piped_listings_keep_each_incident_and_finding_on_one_line(cli: Any, pg_dsn: str) -> None:
+    """Piped (no COLUMNS, as shells do not export it) the tables do not squeeze to 80 columns and cut
+    names and queries into one-word lines (issue 36), as `argus runs` and `argus audit` do not."""
+    cli("incidents")  # the fixture's runs are stored
+    env = {"ARGUS_DATABASE_URL": pg_dsn, "COLUMNS": None}
+    listed = runner.invoke(app, ["incidents"], env=env).stdout.splitlines()
+    assert [line.split()[:4] for line in listed[2:]] == [["2", "open", "low", "main/shop.customers"],
+                                                        ["1", "open", "high", "main/shop.orders"]]
+    shown = runner.invoke(app, ["incident", "show", "1"], env=env).stdout
+    [total] = [line for line in shown.splitlines() if line.lstrip().startswith("active") and " total " in line]
+    assert "outlier_value" in total and '{"total": null}' in total, shown
