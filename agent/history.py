@@ -66,6 +66,8 @@ class RunDiff(BaseModel):
                                              "(only a full audit that completed says a defect is gone)")
     scoped: bool = Field(False, description="this run read a window of recent documents")
     entries: list[DiffEntry] = Field(default_factory=list)
+    unseen: int = Field(0, description="earlier findings this partial or scoped run did not report (not called "
+                                       "resolved)")
 
     def by_status(self, status: DiffStatus) -> list[DiffEntry]:
         return [e for e in self.entries if e.status == status]

@@ -46,6 +46,15 @@ class AuditWindow(Window):
         return f"{self.field}:{self.span_s:g}"
 
 
+def affected_words(count: int, share: float, collection_size: int, window: AuditWindow | None) -> str:
+    """How many documents a finding holds, with the count its share is of: a scoped run's share is
+    of its window, so the window is named beside the collection."""
+    if window is None:
+        return f"{count:,} of {collection_size:,} documents ({share:.2%})"
+    return (f"{count:,} of {window.documents:,} documents in the window ({share:.2%}; "
+            f"{collection_size:,} in the collection)")
+
+
 def window_filter(field: str, since: datetime) -> dict[str, Any]:
     """The filter of a window: ``{field: {$gte: since}}``, ``_id`` compared as ObjectId time."""
     if field == "_id":

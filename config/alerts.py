@@ -137,6 +137,9 @@ class IncidentsConfig(_Model):
                                                                              "again, and again after as long; "
                                                                              "null: never")
     min_severity: Severity = Field(Severity.LOW, description="findings below this join no incident")
+    notify_joined: bool = Field(True, description="a finding new to an open incident sends an update (those of "
+                                                  "one run together, at most one per run); false: it joins "
+                                                  "silently and only `argus incident show` lists it")
 
     @field_validator("reopen_within", "remind_after", mode="before")
     @classmethod

@@ -20,6 +20,7 @@ import yaml
 
 from agent.errors import ArgusError
 from agent.secrets import SECRETS
+from config.yaml_syntax import describe_syntax_error
 
 __all__ = ["MAX_NODES", "Lines", "TooManyValues", "YamlDocument", "YamlError", "line_for", "nearest", "problem_order",
            "read_yaml", "where"]
@@ -188,9 +189,8 @@ def _parse(file: Path, text: str) -> tuple[yaml.Node | None, Any]:
             return node, loader.construct_document(node)
         return None, None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        raise YamlError([f"{file}:{line}: not valid YAML: {exc.problem or exc.context}"]) from None
+        line, what = describe_syntax_error(exc)
+        raise YamlError([f"{file}:{line}: not valid YAML: {what}"]) from None
     except yaml.YAMLError as exc:
         raise YamlError([f"{file}:1: not valid YAML: {str(exc).splitlines()[0][:200]}"]) from None
     except RecursionError:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 from uuid import UUID
 
+import click
 import httpx
 import typer
 from pydantic import ValidationError
@@ -349,13 +350,30 @@ def _store_call(call: Callable[[], T], unsaved: AuditReport | None = None) -> T:
         raise _fail(str(exc)) from None
 
 
+_STORE_HELP = ("History is read from ARGUS_DATABASE_URL when set, else from the embedded PostgreSQL in "
+               "ARGUS_DATA_DIR (default ~/.local/share/argus), shared by every Argus command and daemon of this "
+               "user on this machine; each listing names its store on its first line.")
+_LISTINGS = {"runs", "show", "diff", "history", "mutes", "alerts", "incidents", "incident show"}
+
+
 def _with_store(action: Callable[[PostgresStore], T]) -> T:
     settings = _settings()
     configure_logging("WARNING", settings.log_format)
     if not store_configured(settings):
-        raise _fail("no history yet: set ARGUS_DATABASE_URL or run `argus audit ... --store` first")
+        raise _fail(f"no history yet in {describe_store(settings)}: set ARGUS_DATABASE_URL or ARGUS_DATA_DIR, "
+                    "or run `argus audit ... --store` first")
     with _open_store(settings) as opened:
-        return _store_call(lambda: action(opened))
+        result = _store_call(lambda: action(opened))
+    _name_store(describe_store(settings))
+    return result
+
+
+def _name_store(where: str) -> None:
+    """A listing's first line says which history it read (not in JSON, which stays one document)."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.command_path.split(" ", 1)[-1] not in _LISTINGS or ctx.params.get("output") == "json":
+        return
+    emit(f"history: {where}")
 
 
 @app.command(rich_help_panel=HISTORY)
@@ -547,6 +565,13 @@ def schedules_check(file: Annotated[Path | None, typer.Argument(metavar="[FILE]"
             if not data.is_file():
                 missing.append(f"{loaded.connection_where(name)}.files.{collection}: {data} "
                                f"{'is a directory' if data.is_dir() else 'does not exist'}")
+    for name, channel in sorted(loaded.alerts.channels.items()):
+        try:  # read as a delivery would; only the error is printed, never what was read
+            channel.resolve_url()
+            channel.resolve_secret()
+        except ArgusError as exc:
+            console.print(f"warning: alerts.channels.{name}: {exc}; alerts to it will fail until it is",
+                          markup=False, highlight=False, soft_wrap=True)
     if missing:
         err = Console(stderr=True)
         for problem in missing:
@@ -703,6 +728,11 @@ def main() -> None:
                                    markup=False)
         sys.exit(EXIT_ERROR)
 
+
+app.info.epilog = _STORE_HELP
+for _command in app.registered_commands:
+    if _command.rich_help_panel in (HISTORY, ALERTS):
+        _command.epilog = _STORE_HELP
 
 if __name__ == "__main__":
     main()

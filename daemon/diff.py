@@ -57,7 +57,7 @@ def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, prev
                                      severity=old.severity, previous_severity=old.severity, affected_count=0,
                                      affected_pct=0.0, previous_affected_pct=old.affected_pct))
     return RunDiff(previous_run_id=previous_run_id, complete=complete, scoped=report.window is not None,
-                   entries=entries)
+                   entries=entries, unseen=0 if complete else len(before))
 
 
 def _grew(share: float, previous: float, smallest: float, factor: float) -> bool:

@@ -162,7 +162,7 @@ class Metrics:
         families (``_IncidentCollector``)."""
         self.registry.register(_IncidentCollector(incidents))
         self.gauge_from("argus_open_findings", "Findings in each collection's latest stored run",
-                        ["connection", "collection", "severity"], open_findings)
+                        ["connection", "database", "collection", "severity"], open_findings)
         self.gauge_from("argus_next_run_timestamp_seconds", "When each schedule fires next", ["schedule"], next_runs)
         self.gauge_from("argus_schedules", "Schedules loaded", ["state"], schedules)
         if embedded_up is not None:

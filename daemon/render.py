@@ -39,11 +39,24 @@ def _change(entry: DiffEntry | None) -> str:
 def _diff_line(diff: RunDiff) -> str:
     counts = diff.counts()
     parts = [f"{n} {status}" for status, n in counts.items() if n]
+    if diff.unseen:
+        parts.append(f"{diff.unseen} not found this time (not called resolved)")
     if diff.previous_run_id is None:
         return "first stored run of this collection"
     suffix = "" if diff.complete else " (scoped run: only a full audit calls a finding resolved)" if diff.scoped \
         else " (partial run: nothing called resolved)"
     return f"since run {diff.previous_run_id}: {', '.join(parts) or 'no findings either time'}{suffix}"
+
+
+def _source(time_source: str | None) -> str:
+    """Where the newest time came from: ObjectId times record inserts, not the data's own dates."""
+    if time_source is None:
+        return ""
+    if time_source == "_id":
+        return " by _id's ObjectId time"
+    if time_source.startswith("sample:"):
+        return f" by the newest {time_source.removeprefix('sample:')} in the sample"
+    return f" by {time_source}"
 
 
 def _health_line(health: HealthSnapshot) -> str:
@@ -52,7 +65,7 @@ def _health_line(health: HealthSnapshot) -> str:
         parts.append(f"{health.inserts:,} inserted since the last run")
     if health.freshness_s is not None:
         usual = f" (usually up to {age_text(health.usual_age_s)})" if health.usual_age_s is not None else ""
-        parts.append(f"newest {age_text(health.freshness_s)} old{usual}")
+        parts.append(f"newest {age_text(health.freshness_s)} old{_source(health.time_source)}{usual}")
     return " · ".join(parts)
 
 

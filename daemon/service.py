@@ -159,7 +159,7 @@ class Daemon:
             except StoreError:
                 self.metrics.store_errors.labels("scrape").inc()
                 return []
-            return [({"connection": c, "collection": f"{d}.{coll}", "severity": s}, float(n))
+            return [({"connection": c, "database": d, "collection": coll, "severity": s}, float(n))
                     for c, d, coll, s, n in rows]
 
         def next_runs() -> list[tuple[dict[str, str], float]]:

@@ -28,8 +28,7 @@ import math
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime
-from itertools import pairwise
+from datetime import datetime, timedelta
 from statistics import median
 from typing import Literal
 
@@ -44,6 +43,7 @@ _MAD_SCALE = 1.4826
 _SEASONAL_MIN = 3  # earlier runs on today's weekday before the weekday's own median is the centre
 _STANDS_APART = 3.0  # an hour of day or day of month whose median is this many spreads from the rest
 _EXPLAINS = 0.5      # ... or groups whose pooled spread is at most this share of the history's
+_MIN_RATE_SPAN = timedelta(hours=1)  # runs closer than this are taken together for a baseline's rate
 
 
 @dataclass(frozen=True)
@@ -227,10 +227,36 @@ def _rate(previous: HealthSnapshot, current: HealthSnapshot) -> float | None:
 
 
 def _rates(past: list[HealthSnapshot], exclude: Sequence[ExcludedSpan] = ()) -> list[tuple[datetime, float]]:
-    """Insert rates between consecutive runs, without those already reported as anomalous or measured
-    over an excluded span."""
-    return [(b.at, r) for a, b in pairwise(past) if "volume_anomaly" not in b.anomalies
-            and not _excluded(exclude, a.at, b.at) and (r := _rate(a, b)) is not None]
+    """Insert rates between runs, without those already reported as anomalous or measured over an
+    excluded span. Runs closer than an hour are taken together until an hour has passed: a rate
+    over twenty seconds is mostly chance (no document, or one), and a dozen of them in one hour
+    would read as that hour of the day's own rhythm."""
+    out = []
+    start = 0
+    for end in range(1, len(past)):
+        if past[end].at - past[start].at < _MIN_RATE_SPAN:
+            continue
+        span = past[start:end + 1]
+        a, b = span[0], span[-1]
+        if all("volume_anomaly" not in h.anomalies for h in span[1:]) and not _excluded(exclude, a.at, b.at) \
+                and (r := _span_rate(span)) is not None:
+            out.append((b.at, r))
+        start = end
+    return out
+
+
+def _span_rate(span: list[HealthSnapshot]) -> float | None:
+    """The rate from the first snapshot of ``span`` to its last: the inserts each counted since the one
+    before it, else net growth."""
+    if len(span) == 2:
+        return _rate(span[0], span[1])
+    hours = (span[-1].at - span[0].at).total_seconds() / 3600
+    if hours <= 0:
+        return None
+    inserts = [h.inserts for h in span[1:]]
+    arrived = sum(i for i in inserts if i is not None) if None not in inserts \
+        else span[-1].documents - span[0].documents
+    return arrived / hours
 
 
 def _volume(past: list[HealthSnapshot], today: HealthSnapshot, options: HealthOptions) -> list[Anomaly]:
@@ -242,9 +268,31 @@ def _volume(past: list[HealthSnapshot], today: HealthSnapshot, options: HealthOp
         return []
     anomaly = _judge("volume_anomaly", "(collection)", "inserts_per_hour", rates, today.at, value, options,
                      floor=1.0 / 24, relative=0.1, sides="both")
-    if anomaly is None:
+    span_h = (today.at - past[-1].at).total_seconds() / 3600
+    if anomaly is None or not _improbable_count(value * span_h, anomaly.expected * span_h, options.sensitivity):
         return []
-    return [replace(anomaly, span_h=(today.at - past[-1].at).total_seconds() / 3600)]
+    return [replace(anomaly, span_h=span_h)]
+
+
+def _improbable_count(seen: float, expected: float, sensitivity: float) -> bool:
+    """Would randomly timed arrivals at the usual rate give a count this far from ``expected`` less
+    often than the z-score's own tail (0.13% at sensitivity 3)? Runs twenty seconds apart at a
+    hundred documents an hour expect half a document each: none arriving is no drop, and one
+    arriving no jump, however far the rate of so short a span lies from the baseline."""
+    tail = 0.5 * math.erfc(sensitivity / math.sqrt(2))
+    k = round(seen)
+    if expected <= 0:
+        return k > 0
+    if k > 4 * expected + 50:
+        return True  # far beyond any tail: not worth summing the terms
+    if expected > 1000:  # the normal approximation, with continuity correction
+        z = (k + (0.5 if k < expected else -0.5) - expected) / math.sqrt(expected)
+        return 0.5 * math.erfc(abs(z) / math.sqrt(2)) < tail
+    log_terms = [i * math.log(expected) - expected - math.lgamma(i + 1) for i in range(k + 1)]
+    below = math.fsum(math.exp(t) for t in log_terms)  # P(X <= k)
+    if k < expected:
+        return below < tail
+    return 1.0 - below + math.exp(log_terms[k]) < tail  # P(X >= k)
 
 
 # --- freshness ------------------------------------------------------------------------------------

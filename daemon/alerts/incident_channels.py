@@ -24,7 +24,8 @@ __all__ = ["incident_alertmanager_payload", "incident_slack_payload"]
 _EVIDENCE_MAX = 600   # per finding; a Slack section text stops at 3,000 characters
 _FINDINGS_SHOWN = 10  # Slack allows 50 blocks; the rest is counted
 _VERBS = {"incident_opened": "opened", "incident_escalated": "escalated", "incident_reopened": "reopened",
-          "incident_resolved": "resolved", "incident_reminder": "reminder", "incident_refresh": "refresh"}
+          "incident_resolved": "resolved", "incident_reminder": "reminder", "incident_refresh": "refresh",
+          "incident_updated": "updated"}
 
 
 def _evidence(query: dict[str, Any]) -> str:
@@ -43,7 +44,7 @@ def incident_slack_payload(notice: IncidentNotice) -> dict[str, Any]:
         {"type": "section", "text": {"type": "mrkdwn", "text": (head or notice.title)[:2900]},
          "fields": [{"type": "mrkdwn", "text": f"*{k}*\n{v}"} for k, v in fields]},
     ]
-    if notice.changes and notice.kind == "incident_escalated":
+    if notice.changes and notice.kind in ("incident_escalated", "incident_updated"):
         blocks[-1]["text"]["text"] = "\n".join(f"• {c}" for c in notice.changes)[:2900]
     shown = [f for f in incident.findings if f.state == "active" or notice.kind == "incident_resolved"]
     for f in shown[:_FINDINGS_SHOWN]:

@@ -19,6 +19,7 @@ from agent.findings import Finding, Severity, severity_at_least
 from agent.history import DiffEntry
 from agent.privacy import has_masked
 from agent.report import AuditReport
+from agent.window import affected_words
 from config.alerts import AlertsConfig
 from config.schedules import ScheduleSet
 from daemon.alerts.models import Alert, AlertKind, Notification, dedup_key
@@ -175,7 +176,7 @@ class AlertPolicy:
         mode = report.options.privacy
         evidence = written_evidence(finding, mode)  # as the run masked it
         where = f"{report.database}.{report.collection}"
-        affected = f"{finding.affected_count:,} of {report.collection_size:,} documents ({finding.affected_pct:.2%})"
+        affected = affected_words(finding.affected_count, finding.affected_pct, report.collection_size, report.window)
         if kind == "new_finding":
             what = "Regressed" if entry.status == "regressed" else "New"
             title = f"{what} {finding.severity.value} finding: {where} {finding.field} ({finding.category.value})"

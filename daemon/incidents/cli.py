@@ -16,6 +16,7 @@ from rich.table import Table
 
 from agent.clock import SystemClock
 from daemon.alerts.cli import split_collection
+from daemon.cli_output import stdout_console
 from daemon.incidents.errors import IncidentError
 from daemon.incidents.models import ACTIVE, Incident
 from daemon.incidents.notices import describe_age
@@ -110,7 +111,7 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
                           escape(f"{i.connection}/{i.where}"), f"{active}/{len(i.findings)}",
                           f"{i.opened_at.isoformat(timespec='minutes')} ({describe_age(now - i.opened_at)} ago)",
                           escape(i.owner or ""), escape(what))
-        Console(soft_wrap=True).print(table)
+        stdout_console().print(table)
 
     @incident_app.command("show")
     def show(incident_id: IncidentId,
@@ -121,7 +122,7 @@ def register(app: typer.Typer, with_store: WithStore, fail: Callable[[str], type
         if output == Format.json:
             sys.stdout.write(incident.model_dump_json(indent=2) + "\n")
             return
-        _print(incident, Console(soft_wrap=True))
+        _print(incident, stdout_console())
 
     def _action(action: Action, verb: str, incident_id: str, owner: str | None, note: str | None) -> None:
         number = _number(incident_id, fail)

@@ -29,9 +29,9 @@ __all__ = [
 IncidentStatus = Literal["open", "acknowledged", "resolved", "expected", "false_positive"]
 ACTIVE: tuple[IncidentStatus, ...] = ("open", "acknowledged")  # findings join these; they resolve by themselves
 EventKind = Literal["opened", "joined", "escalated", "finding_resolved", "finding_back", "resolved", "reopened",
-                    "acknowledged", "expected", "false_positive", "reminded"]
+                    "acknowledged", "expected", "false_positive", "reminded", "updated"]
 NoticeKind = Literal["incident_opened", "incident_escalated", "incident_resolved", "incident_reopened",
-                     "incident_reminder", "incident_refresh"]
+                     "incident_reminder", "incident_refresh", "incident_updated"]
 
 
 class IncidentFinding(BaseModel):
@@ -46,7 +46,8 @@ class IncidentFinding(BaseModel):
     affected_share: float
     notified_share: float = Field(description="its share when the incident was last sent (or when it joined): "
                                               "growth past the growth factor from here escalates")
-    collection_size: int
+    collection_size: int = Field(description="the documents its share is of: a scoped run's window, else the "
+                                             "collection")
     evidence_query: dict[str, Any] = Field(description="masked by the run's privacy mode")
     evidence_redacted: bool = False
     first_run: UUID

@@ -58,6 +58,8 @@ def build_notice(incident: Incident, kind: NoticeKind, *, seq: int, occurred_at:
         title = f"{name} opened: {where}, {_count(incident)} ({severity})"
     elif kind == "incident_escalated":
         title = f"{name} escalated: {where}, {_count(incident)} ({severity})"
+    elif kind == "incident_updated":
+        title = f"{name} updated: {where}, {_count(incident)} ({severity})"
     elif kind == "incident_reopened":
         title = f"{name} reopened: {where}, {_count(incident)} ({severity})"
     elif kind == "incident_resolved":

@@ -9,16 +9,17 @@ The rules (docs/incidents.md says them for users):
   the group's open or acknowledged incident. Without one, a finding that belonged to an incident
   resolved less than ``reopen_within`` ago reopens it; otherwise the group's findings open a new
   incident together.
-- A joining finding sends nothing unless it escalates the incident: a severity above the one the
-  incident was last sent at, or a finding at that severity whose share grew past ``growth_factor``
-  times its share when the incident was last sent.
+- A joining finding escalates the incident when its severity is above the one the incident was last
+  sent at, as does a finding at that severity whose share grew past ``growth_factor`` times its
+  share when the incident was last sent. A finding new to the incident that does not escalate it
+  sends an update (``notify_joined``, on by default), all of one run's in one notice.
 - Only a complete (succeeded) audit of the whole collection proves absence (a scoped run's window
   of recent documents cannot, as the diff decides): a finding it no longer reports is resolved in
   its incident, and an incident whose findings all stayed resolved for ``resolve_after`` complete
   runs resolves; twice as many for each time it reopened (at most 16 times as many), so that a
   flapping defect stops resolving and reopening. A failed run changes nothing.
 
-An incident sends at most one notice per run: opened, reopened, escalated or resolved.
+An incident sends at most one notice per run: opened, reopened, escalated, updated or resolved.
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ class Change:
     events: list[IncidentEvent] = field(default_factory=list)
     notice: NoticeKind | None = None
     changes: list[str] = field(default_factory=list)  # why it escalated, in words, for the notice
+    joined: list[str] = field(default_factory=list)  # findings new to the incident, in words
 
     @property
     def is_new(self) -> bool:
@@ -103,7 +105,7 @@ def track(report: AuditReport, incidents: Iterable[Incident], *, config: Inciden
         change = touched[key_id]
         for fp, f in found:
             _join(change, report, fp, f, growth_factor)
-        _seen(change, report)
+        _seen(change, report, notify_joined=config.notify_joined)
 
     if report.outcome == "succeeded" and report.window is None:
         seen = {fp for found in holding.values() for fp, _ in found}
@@ -144,7 +146,7 @@ def _recently_resolved(known: list[Incident], grouping: Grouping, key: str, fps:
 
 def _event(change: Change, report: AuditReport, kind: str, detail: str = "") -> None:
     """Record what happened; the event that opens, reopens, escalates or resolves carries the notice."""
-    notice = change.notice if kind in ("opened", "reopened", "escalated", "resolved") else None
+    notice = change.notice if kind in ("opened", "reopened", "escalated", "updated", "resolved") else None
     change.events.append(IncidentEvent.model_validate({
         "at": report.finished_at, "kind": kind, "status": change.incident.status, "run_id": report.run_id,
         "source": "run", "detail": detail, "notice": notice}))
@@ -183,12 +185,14 @@ def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_facto
     if current is None:
         current = IncidentFinding(
             fingerprint=fp, field=f.field, category=f.category, severity=f.severity, affected_count=f.affected_count,
-            affected_share=f.affected_pct, notified_share=f.affected_pct, collection_size=report.collection_size,
+            affected_share=f.affected_pct, notified_share=f.affected_pct, collection_size=_counted_in(report),
             evidence_query=evidence, evidence_redacted=has_masked(evidence), first_run=report.run_id,
             last_run=report.run_id, last_finding=f.id, first_seen_at=now, last_seen_at=now)
         incident.findings.append(current)
         if not change.is_new and change.notice != "incident_reopened":
-            _event(change, report, "joined", f"{_what(f)} joined ({f.severity.value}, {_count(f.affected_count, f)})")
+            joined = f"{_what(f)} joined ({f.severity.value}, {_count(f.affected_count, f)})"
+            change.joined.append(joined)
+            _event(change, report, "joined", joined)
     else:
         if current.state == "resolved" and change.notice != "incident_reopened":
             _event(change, report, "finding_back", f"{_what(f)} is back ({_count(f.affected_count, f)})")
@@ -200,7 +204,7 @@ def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_facto
                                   f"of documents")
         current.state, current.resolved_at = "active", None
         current.severity, current.affected_count, current.affected_share = f.severity, f.affected_count, f.affected_pct
-        current.collection_size, current.evidence_query = report.collection_size, evidence
+        current.collection_size, current.evidence_query = _counted_in(report), evidence
         current.evidence_redacted = has_masked(evidence)
         current.last_run, current.last_finding, current.last_seen_at = report.run_id, f.id, now
     if f.severity.rank > incident.notified_severity.rank and not change.is_new:
@@ -210,11 +214,16 @@ def _join(change: Change, report: AuditReport, fp: str, f: Finding, growth_facto
         incident.severity = f.severity
 
 
+def _counted_in(report: AuditReport) -> int:
+    """The documents a finding's share is of: a scoped run's window, else the collection."""
+    return report.window.documents if report.window is not None else report.collection_size
+
+
 def _count(count: int, f: Finding) -> str:
     return f"{count:,} documents, {f.affected_pct:.2%}"
 
 
-def _seen(change: Change, report: AuditReport) -> None:
+def _seen(change: Change, report: AuditReport, *, notify_joined: bool = True) -> None:
     """After a run's findings joined: the incident is current, and escalated, opened or reopened
     notices reset what later growth is measured from."""
     incident = change.incident
@@ -231,6 +240,10 @@ def _seen(change: Change, report: AuditReport) -> None:
     elif change.changes:
         change.notice = "incident_escalated"
         _event(change, report, "escalated", "; ".join(change.changes))
+    elif change.joined and notify_joined:
+        change.notice = "incident_updated"
+        change.changes = list(change.joined)
+        _event(change, report, "updated", "; ".join(change.joined))
     if change.notice is not None:
         incident.notified_severity = incident.severity
         for f in incident.active_findings:

@@ -642,7 +642,8 @@ class PostgresStore:
                         (select count(*) from findings f where f.run_id = r.id) as findings,
                         (select count(*) from findings f where f.run_id = r.id and f.diff_status = 'new') as new,
                         coalesce(jsonb_array_length(jsonb_path_query_array(r.report,
-                            '$.diff.entries[*] ? (@.status == "resolved")')), 0) as resolved
+                            '$.diff.entries[*] ? (@.status == "resolved")')), 0) as resolved,
+                        r.queries_sent, r.passes, r.documents_examined, r.throttled, r.request_units
                     from runs r {where} order by r.started_at desc limit %s""",
                 (*params, limit)).fetchall()
         return [RunSummary.model_validate(r) for r in rows]

@@ -32,7 +32,8 @@ def test_the_repository_example_sets_every_incident_key(tmp_path: Path) -> None:
     assert alerts.per == "incident"
     assert alerts.incidents.model_dump() == {"group_by": "collection", "resolve_after": 2,
                                              "reopen_within": timedelta(hours=24),
-                                             "remind_after": timedelta(hours=24), "min_severity": "low"}
+                                             "remind_after": timedelta(hours=24), "min_severity": "low",
+                                             "notify_joined": True}
 
 
 def test_durations_and_null_read_as_written(tmp_path: Path) -> None:

@@ -166,7 +166,7 @@ def test_a_false_positive_label_shows_as_suppressed_not_resolved(history: Histor
     diff = history.cli("diff", again["run_id"]).stdout
     assert "suppressed by a label" in diff and "resolved" not in diff
     listed = history.cli("runs", "--collection", "customers").stdout.splitlines()
-    assert listed[3].split("│")[6].strip() == "0"      # the runs table's resolved column counts real fixes
+    assert listed[4].split("│")[6].strip() == "0"      # the runs table's resolved column counts real fixes
 
 
 def test_a_pattern_fixed_without_a_label_is_still_resolved(history: History) -> None:

@@ -111,7 +111,8 @@ def test_runs_show_diff_and_history_commands(audits: Audits) -> None:
 def test_store_commands_without_history_say_how_to_start(tmp_path: Path) -> None:
     result = runner.invoke(app, ["runs"], env={"ARGUS_DATA_DIR": str(tmp_path / "empty"), "ARGUS_DATABASE_URL": ""})
     assert result.exit_code == 2
-    assert "no history yet: set ARGUS_DATABASE_URL or run `argus audit ... --store` first" in result.stderr
+    assert (f"no history yet in embedded PostgreSQL in {tmp_path / 'empty' / 'pgdata'}: set ARGUS_DATABASE_URL or "
+            "ARGUS_DATA_DIR, or run `argus audit ... --store` first") in result.stderr
 
 
 def test_unknown_run_is_a_clear_error(audits: Audits) -> None:

@@ -145,3 +145,51 @@ def test_a_segments_row_shows_documents_and_findings_per_segment(dashboard: dict
     rows = [p for p in dashboard["panels"] if p["type"] == "row"]
     segments_row = next(r for r in rows if r["title"] == "Segments")
     assert all(p["gridPos"]["y"] == segments_row["gridPos"]["y"] + 1 for p in (documents, anomalies))
+
+
+def _family_labels() -> dict[str, tuple[str, ...]]:
+    """Every series name the daemon exposes (histograms' _bucket, _sum and _count too) -> its labels."""
+    from prometheus_client import CollectorRegistry
+
+    from daemon.metrics import Metrics, catalogue
+
+    registry = CollectorRegistry()
+    Metrics(registry).daemon_gauges(open_findings=list, next_runs=list, schedules=list, spooled=lambda: 0,
+                                    embedded_up=lambda: True)
+    out: dict[str, tuple[str, ...]] = {}
+    for family in catalogue(registry):
+        names = [family.name] + ([f"{family.name}{s}" for s in ("_bucket", "_sum", "_count")]
+                                 if family.type == "histogram" else [])
+        out.update({n: family.labels for n in names})
+    return out
+
+
+def _selectors(expr: str, metric: str) -> list[str]:
+    """The label matchers of each place ``expr`` reads ``metric`` ('' where it reads it bare)."""
+    return [m.group(1) or "" for m in re.finditer(rf"\b{re.escape(metric)}\b(?:\{{([^}}]*)\}})?", expr)]
+
+
+def test_every_panel_honours_the_schedule_and_collection_filters(dashboard: dict[str, Any]) -> None:
+    """A series that carries the label the dashboard filters on is filtered by it, in every panel
+    (issue 36: the collection filter moved 1 of 33 panels)."""
+    labels = _family_labels()
+    ignored = []
+    for panel in _graph_panels(dashboard):
+        for expr in _exprs(panel):
+            for metric in metric_names(expr):
+                for label, variable in (("schedule", "$schedule"), ("collection", "$collection")):
+                    if label in labels.get(metric, ()):
+                        ignored += [(panel["title"], metric, label) for sel in _selectors(expr, metric)
+                                    if f'{label}=~"{variable}"' not in sel]
+    assert ignored == []
+
+
+def test_collection_means_the_collection_name_beside_a_database_label_everywhere() -> None:
+    labels = _family_labels()
+    with_collection = {name: ls for name, ls in labels.items() if "collection" in ls}
+    assert with_collection and all("database" in ls for ls in with_collection.values()), with_collection
+
+
+def test_a_contract_panel_shows_each_schedules_rules_by_result(dashboard: dict[str, Any]) -> None:
+    [panel] = _find(dashboard, "argus_contract_rules")
+    assert any(e.startswith("sum by (schedule, result) (argus_contract_rules{") for e in _exprs(panel))

@@ -130,8 +130,8 @@ def prometheus(daemon: DaemonProcess, tmp_path_factory: pytest.TempPathFactory) 
             f'increase(argus_audit_runs_total{{outcome="succeeded", schedule=~"{VARIABLES["schedule"]}"}}[20s]) > 0'
         )) == len(SCHEDULES))
         server.wait_until("open findings of both collections scraped", lambda: {
-            json.loads(k)["collection"] for k in server.values("argus_open_findings")} == {"shop.orders",
-                                                                                           "shop.customers"})
+            (json.loads(k)["database"], json.loads(k)["collection"]) for k in server.values("argus_open_findings")
+        } == {("shop", "orders"), ("shop", "customers")})
         server.wait_until("the recording rules evaluated", lambda: len(server.values(
             "argus:audit_failure_ratio:6h")) == len(SCHEDULES))
         server.ready_after_s = time.monotonic() - started_at  # type: ignore[attr-defined]
@@ -174,7 +174,7 @@ def test_the_core_dashboard_queries_return_data(prometheus: Prometheus) -> None:
     assert set(runs) == {"succeeded", "partial", "failed"} and runs["succeeded"] > 0 and runs["failed"] == 0
 
     findings = prometheus.values(by_panel["'Open findings by severity, per collection'"][0])
-    assert {json.loads(k)["collection"] for k in findings} == {"shop.orders", "shop.customers"}
+    assert {json.loads(k)["collection"] for k in findings} == {"orders", "customers"}
     assert sum(findings.values()) > 0
 
     ages = _by(prometheus.values(by_panel["'Last successful run age'"][0]), "schedule")
@@ -213,7 +213,7 @@ def test_the_schedule_interval_reaches_prometheus(prometheus: Prometheus) -> Non
 def test_the_dashboard_variables_list_the_schedules_and_collections(prometheus: Prometheus) -> None:
     found = {name: set(prometheus.api(f"label/{label}/values", **{"match[]": metric})["data"])
              for name, metric, label in variable_queries()}
-    assert found == {"schedule": set(SCHEDULES), "collection": {"shop.orders", "shop.customers"}}
+    assert found == {"schedule": set(SCHEDULES), "collection": {"orders", "customers"}}
 
 
 def test_the_rules_load_and_evaluate_cleanly_on_a_healthy_daemon(prometheus: Prometheus) -> None:

@@ -191,11 +191,16 @@ def test_a_regex_timeout_is_the_wall_time_left_in_cpu_seconds_on_a_busy_machine(
 def test_a_regex_given_too_few_cpu_seconds_is_searched_again_until_the_wall_clock_limit() -> None:
     """A read whose share of a core is underestimated (here the load average says 5%) gives its
     first search too few CPU seconds (a quarter of a second of the 5 s left); that ends the search,
-    never the read: only the wall-clock limit does. Each match takes about half a second."""
+    never the read: only the wall-clock limit does. Each match takes about half a second of CPU.
+    The read's clock is this process's own CPU time, so other processes on the machine neither slow
+    its wall clock nor end the read early: a loaded CI machine gave the second match less than the
+    5 s it had, and the test failed on the load, not on the retry it checks."""
+    import time
+
     from agent.engine.deadline import Deadline
     from agent.engine.match import compile_regex
 
-    deadline = Deadline(5_000, load=lambda: 0.05)
+    deadline = Deadline(5_000, clock=time.process_time, cpu_clock=time.process_time, load=lambda: 0.05)
     search = compile_regex("\\s+[xy]", "", deadline)
     assert search(" " * 10_000 + "!") is False
     assert search(" " * 10_000 + "x") is True

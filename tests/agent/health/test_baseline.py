@@ -117,3 +117,49 @@ def test_quiet_excluded_days_in_the_stored_runs_do_not_widen_the_baseline() -> N
     assert kinds(days[:29], days[29]) == []
     found = detect(days[:29], days[29], HealthOptions(exclude=[holidays]))
     assert [(a.kind, a.direction) for a in found] == [("volume_anomaly", "drop")]
+
+
+def _hourly(hours: int, end: datetime, per_hour: int = 100) -> list[HealthSnapshot]:
+    """Hourly snapshots of a collection receiving ``per_hour`` documents an hour (give or take)."""
+    rng = random.Random(5)
+    out, documents = [], 5_000
+    for k in range(hours, 0, -1):
+        at = end - timedelta(hours=k)
+        inserts = rng.randint(per_hour - 10, per_hour + 10)
+        documents += inserts
+        out.append(HealthSnapshot(at=at, documents=documents, inserts=inserts, newest_at=at - timedelta(seconds=30),
+                                  freshness_s=30.0, documents_sampled=1000))
+    return out
+
+
+def _runs_twenty_seconds_apart(history: list[HealthSnapshot], count: int, inserts: list[int]) -> list[HealthSnapshot]:
+    last = history[-1]
+    out = []
+    for i in range(count):
+        arrived = inserts[i] if i < len(inserts) else 0
+        at = last.at + timedelta(seconds=20)
+        last = HealthSnapshot(at=at, documents=last.documents + arrived, inserts=arrived,
+                              newest_at=at if arrived else last.newest_at, freshness_s=30.0, documents_sampled=1000)
+        out.append(last)
+    return out
+
+
+def test_no_document_in_twenty_seconds_at_a_hundred_an_hour_is_no_volume_drop() -> None:
+    history = _hourly(30, MONDAY)
+    today = _runs_twenty_seconds_apart(history, 1, [0])[0]
+    assert kinds(history, today) == []
+
+
+def test_one_document_after_a_dozen_quiet_twenty_second_runs_is_no_volume_jump() -> None:
+    """The quiet runs of one hour do not become that hour of the day's own rhythm (a rate of zero)."""
+    history = _hourly(30, MONDAY)
+    quiet = _runs_twenty_seconds_apart(history, 12, [])
+    today = _runs_twenty_seconds_apart(quiet, 1, [1])[0]
+    assert kinds(history + quiet, today) == []
+
+
+def test_no_document_for_a_day_at_a_hundred_an_hour_is_still_a_volume_drop() -> None:
+    history = _hourly(30, MONDAY)
+    today = HealthSnapshot(at=MONDAY + timedelta(hours=23), documents=history[-1].documents, inserts=0,
+                           newest_at=history[-1].newest_at, freshness_s=30.0, documents_sampled=1000)
+    assert ("volume_anomaly", "drop") in kinds(history, today)

@@ -30,7 +30,8 @@ def cli(store: PostgresStore, pg_dsn: str) -> Any:
 def test_incidents_lists_the_active_ones_newest_first(cli: Any) -> None:
     listed = cli("incidents")
     assert listed.exit_code == 0, listed.output
-    lines = listed.stdout.splitlines()
+    where, *lines = listed.stdout.splitlines()
+    assert where.startswith("history: PostgreSQL at ")
     assert lines[0].split() == ["id", "status", "severity", "collection", "findings", "opened", "owner", "what"]
     assert lines[1].split()[:5] == ["2", "open", "low", "main/shop.customers", "1/1"]
     assert lines[2].split()[:5] == ["1", "open", "high", "main/shop.orders", "2/2"]
@@ -43,7 +44,7 @@ def test_show_prints_findings_and_history(cli: Any) -> None:
     cli("incident", "ack", "1", "--owner", "alice", "--note", "on it")
     shown = cli("incident", "show", "#1")
     assert shown.exit_code == 0, shown.output
-    assert shown.stdout.splitlines()[0] == "Incident 1  main/shop.orders  acknowledged · high"
+    assert shown.stdout.splitlines()[1] == "Incident 1  main/shop.orders  acknowledged · high"
     rows = [line.split() for line in shown.stdout.splitlines()]
     assert ["active", "high", "total", "outlier_value", "100", "of", "5,000", "(2.00%)"] in [r[:8] for r in rows]
     assert ["acknowledged", "acknowledged", "alice", "(on", "it)"] in [r[1:] for r in rows]
@@ -85,3 +86,16 @@ def test_a_change_that_does_not_apply_is_refused(cli: Any) -> None:
     assert result.exit_code == 2
     assert result.stderr.splitlines()[-1] == ("argus: error: incident 1 is resolved: only an incident that is open or "
                                               "acknowledged can be marked acknowledged")
+
+
+def test_piped_listings_keep_each_incident_and_finding_on_one_line(cli: Any, pg_dsn: str) -> None:
+    """Piped (no COLUMNS, as shells do not export it) the tables do not squeeze to 80 columns and cut
+    names and queries into one-word lines (issue 36), as `argus runs` and `argus audit` do not."""
+    cli("incidents")  # the fixture's runs are stored
+    env = {"ARGUS_DATABASE_URL": pg_dsn, "COLUMNS": None}
+    listed = runner.invoke(app, ["incidents"], env=env).stdout.splitlines()
+    assert [line.split()[:4] for line in listed[2:]] == [["2", "open", "low", "main/shop.customers"],
+                                                        ["1", "open", "high", "main/shop.orders"]]
+    shown = runner.invoke(app, ["incident", "show", "1"], env=env).stdout
+    [total] = [line for line in shown.splitlines() if line.lstrip().startswith("active") and " total " in line]
+    assert "outlier_value" in total and '{"total": null}' in total, shown

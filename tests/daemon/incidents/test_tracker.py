@@ -65,14 +65,25 @@ def test_findings_that_start_together_open_one_incident() -> None:
     assert changes[0].events[0].notice == "incident_opened"
 
 
-def test_a_finding_that_joins_without_escalating_sends_nothing() -> None:
+def test_a_new_finding_joining_an_open_incident_sends_one_update_naming_what_joined() -> None:
     book = Book()
+    book.run(at(0, [TOTAL, EMAIL]))
+    changes = book.run(at(1, [TOTAL, EMAIL, ZIP, QTY]))
+    assert [c.notice for c in changes] == ["incident_updated"]
+    assert changes[0].changes == ["zip null_rate joined (medium, 60 documents, 1.20%)",
+                                  "qty type_mismatch joined (high, 30 documents, 0.60%)"]
+    assert [e.kind for e in changes[0].events] == ["joined", "joined", "updated"]
+    assert len(book.incidents) == 1 and len(book.incidents[0].findings) == 4
+    assert book.notices(at(2, [TOTAL, EMAIL, ZIP, QTY])) == [], "they joined already: nothing new"
+
+
+def test_with_notify_joined_off_a_finding_joins_silently() -> None:
+    book = Book(IncidentsConfig(notify_joined=False))
     book.run(at(0, [TOTAL, EMAIL]))
     changes = book.run(at(1, [TOTAL, EMAIL, ZIP]))
     assert [c.notice for c in changes] == [None]
     assert [(e.kind, e.detail) for e in changes[0].events] == [
         ("joined", "zip null_rate joined (medium, 60 documents, 1.20%)")]
-    assert len(book.incidents) == 1 and len(book.incidents[0].findings) == 3
 
 
 def test_a_higher_severity_joining_escalates() -> None:
@@ -205,7 +216,7 @@ def test_an_acknowledged_incident_takes_findings_and_resolves_by_itself() -> Non
     book = Book(IncidentsConfig(resolve_after=1))
     book.run(at(0, [TOTAL]))
     book.incidents[0].status = "acknowledged"
-    assert book.notices(at(1, [TOTAL, ZIP])) == []
+    assert book.notices(at(1, [TOTAL, ZIP])) == [(1, "incident_updated")], "its owner hears of what joined"
     assert book.incidents[0].status == "acknowledged" and len(book.incidents[0].findings) == 2
     assert book.notices(at(2, [])) == [(1, "incident_resolved")]
 
