@@ -66,7 +66,7 @@ QUERY_OPERATORS = frozenset({
 EXPRESSION_OPERATORS = frozenset({
     "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$cmp", "$and", "$or", "$not", "$in",
     "$cond", "$ifNull", "$switch", "$literal", "$type", "$isNumber", "$isArray",
-    "$size", "$arrayElemAt", "$first", "$last", "$strLenCP", "$strLenBytes", "$toLower",
+    "$size", "$arrayElemAt", "$first", "$last", "$setUnion", "$objectToArray", "$strLenCP", "$strLenBytes", "$toLower",
     "$toUpper", "$trim", "$ltrim", "$rtrim", "$concat", "$substrCP", "$regexMatch", "$split",
     "$abs", "$add", "$subtract", "$multiply", "$divide", "$mod", "$floor", "$ceil", "$round",
     "$sum", "$avg", "$min", "$max", "$count",
