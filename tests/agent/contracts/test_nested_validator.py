@@ -38,11 +38,11 @@ def _fails(schema: dict[str, Any], value: Any) -> bool:
         return True
     if "enum" in schema and value not in schema["enum"]:
         return True
-    if kind in NUMBER and ("minimum" in schema and value < schema["minimum"]
-                           or "maximum" in schema and value > schema["maximum"]):
+    if kind in NUMBER and (("minimum" in schema and value < schema["minimum"])
+                           or ("maximum" in schema and value > schema["maximum"])):
         return True
-    if kind == "string" and ("pattern" in schema and not re.search(schema["pattern"], value)
-                             or "maxLength" in schema and len(value) > schema["maxLength"]):
+    if kind == "string" and (("pattern" in schema and not re.search(schema["pattern"], value))
+                             or ("maxLength" in schema and len(value) > schema["maxLength"])):
         return True
     if any(_fails(part, value) for part in schema.get("allOf", [])):
         return True
