@@ -38,7 +38,7 @@ def _audit(tmp_path: Path, bad: int, contract: str = THRESHOLDS) -> tuple[int, d
     table = CliRunner().invoke(app, args)
     result = CliRunner().invoke(app, [*args, "--format", "json"])
     assert result.exit_code == table.exit_code, table.output
-    return result.exit_code, json.loads(result.stdout), table.stdout
+    return result.exit_code, json.loads(result.stdout), " ".join(table.stdout.split())  # as read, unwrapped
 
 
 def test_a_rule_broken_inside_its_warn_band_is_warned_and_the_audit_exits_0(tmp_path: Path) -> None:
