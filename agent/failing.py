@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from agent.ejson import filter_key
+from agent.failing_bounds import FAILING_PER_RUN
 from agent.findings import FailingDocument, FailingDocuments, Finding
-from agent.options import FAILING_PER_RUN
 from agent.tools.models import CountManyInput
 from agent.tools.profiling import values_at
 
@@ -40,8 +40,19 @@ def attached(finding: Finding, failing: dict[str, list[dict[str, Any]]]) -> Find
         return finding
     if not rows:
         return finding
+    if _keys_only(finding):
+        documents = [FailingDocument(id=row.get("_id")) for row in rows]
+        kept = FailingDocuments(documents=documents, read=len(documents),
+                                withheld="an additional_fields rule names keys, never their values")
+        return finding.model_copy(update={"failing": kept})
     documents = [FailingDocument(id=row.get("_id"), values=values_at(row, finding.field)) for row in rows]
     return finding.model_copy(update={"failing": FailingDocuments(documents=documents, read=len(documents))})
+
+
+def _keys_only(finding: Finding) -> bool:
+    """A finding of undeclared keys: its field's value is the whole object, whose undeclared values
+    the rule promises never to write, in any privacy mode (``agent.contracts.results``)."""
+    return finding.rule is not None and " additional_fields" in finding.rule
 
 
 def bounded(findings: list[Finding], limit: int = FAILING_PER_RUN) -> list[Finding]:

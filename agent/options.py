@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from agent.custom_metrics.models import MetricSpec
+from agent.failing_bounds import FAILING_DEFAULT, FAILING_MAX, FAILING_PER_RUN
 from agent.findings import Severity
 from agent.health.models import HealthOptions
 from agent.segments.models import SegmentOptions
@@ -15,8 +16,6 @@ __all__ = ["FAILING_DEFAULT", "FAILING_MAX", "FAILING_PER_RUN", "AuditOptions", 
 
 PrivacyMode = Literal["strict", "shapes", "full"]
 
-# Failing documents a finding keeps (read in its evidence pass), by default and at most; and a run in all.
-FAILING_DEFAULT, FAILING_MAX, FAILING_PER_RUN = 20, 100, 1000
 
 
 class ScopeOptions(BaseModel):

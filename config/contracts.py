@@ -38,7 +38,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from agent.contracts.compile import rule_filters
-from agent.contracts.model import CONTRACT_FORMATS, Bound, Contract, Reference, Rule, RuleKind
+from agent.contracts.model import CONTRACT_FORMATS, Bound, Contract, Reference, Rule, RuleKind, Threshold
 from agent.durations import parse_duration
 from agent.ejson import decode, encode
 from agent.errors import QueryRefused
@@ -46,6 +46,7 @@ from agent.findings import Severity
 from agent.segments.models import SegmentOptions
 from agent.tools.guard import check_field_path, check_filter
 from agent.tools.regex_cost import regex_problem
+from config.contract_shapes import NESTING_KEYS, THRESHOLD_KEYS, TOP, Within, nested, thresholds
 from config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
 
 __all__ = ["BSON_TYPES", "ContractError", "Problems", "contract_digest", "load_contract",
@@ -64,10 +65,11 @@ _TYPE_ALIASES = {"integer": "int", "boolean": "bool", "float": "double", "str": 
 _FORMAT_ALIASES = {"uri": "url", "date": "iso_date", "iso-date": "iso_date", "isodate": "iso_date",
                    "e-mail": "email", "telephone": "phone"}
 _RULES: tuple[RuleKind, ...] = ("required", "unique", "type", "in", "min", "max", "format", "pattern", "max_length",
-                                "max_null_share", "references")
-_FIELD_KEYS = (*_RULES, "severity", "where", "description")
-_LONG_KEYS = ("value", "values", "to", "severity", "where", "description")
+                                "max_null_share", "references", "min_items", "max_items", "unique_items")
+_FIELD_KEYS = (*_RULES, *NESTING_KEYS, *THRESHOLD_KEYS, "severity", "where", "description")
+_LONG_KEYS = ("value", "values", "to", "severity", "where", "description", *THRESHOLD_KEYS)
 _TOP_KEYS = ("collection", "description", "fields", "documents", "freshness", "segments")
+_MAX_ITEMS = 1_000_000  # more elements than a 16 MB document holds
 _MAX_LENGTH = 65_534  # a regex repeat ({n}) is bounded by 65,535 in PCRE
 _NOW = re.compile(r"^\s*now\s*(?:([+-])\s*(.+?))?\s*$", re.IGNORECASE)
 
@@ -204,8 +206,10 @@ def _native(data: Mapping[str, Any], problems: Problems) -> list[Rule]:
     return rules
 
 
-def _field(path: str, spec: Any, problems: Problems) -> list[Rule]:
-    loc: tuple[Any, ...] = ("fields", path)
+def _field(path: str, spec: Any, problems: Problems, *, loc: tuple[Any, ...] | None = None,
+           within: Within = TOP) -> list[Rule]:
+    """A field's rules; ``loc`` and ``within`` place a nested field (``items:``, ``fields:``, ``one_of``)."""
+    loc = ("fields", path) if loc is None else loc
     try:
         check_field_path(path)
     except QueryRefused:
@@ -216,17 +220,27 @@ def _field(path: str, spec: Any, problems: Problems) -> list[Rule]:
         return []
     severity = severity_of(spec.get("severity"), (*loc, "severity"), problems)
     scope = _where(spec.get("where"), (*loc, "where"), problems)
+    limits = thresholds(spec, loc, problems)
     rules: list[Rule] = []
     for key, raw in spec.items():
-        if key in ("severity", "where", "description"):
+        if key in ("severity", "where", "description", *THRESHOLD_KEYS):
+            continue
+        if key in NESTING_KEYS:
+            rules.extend(nested(key, path, spec, loc, problems, within, field=_field, types=_types,
+                                line=problems.line((*loc, key))))
             continue
         if key not in _RULES:
             problems.add((*loc, key), "unknown rule" + nearest(str(key), _FIELD_KEYS), key=True)
             continue
-        rule = _rule(key, path, raw, (*loc, key), problems, severity, scope)
+        rule = _rule(key, path, raw, (*loc, key), problems, severity, scope, limits)
+        rule = within.place(rule, (*loc, key), problems) if rule is not None else None
         if rule is not None:
             rules.append(rule)
-    kinds = {r.kind: r for r in rules}
+    own = [r for r in rules if r.field == path and r.element == within.element]
+    kinds = {r.kind: r for r in own}
+    if "min_items" in kinds and "max_items" in kinds and kinds["min_items"].value > kinds["max_items"].value:
+        problems.add((*loc, "min_items"), f"min_items {kinds['min_items'].value} is above max_items "
+                                          f"{kinds['max_items'].value}")
     if "min" in kinds and "max" in kinds and kinds["min"].where == kinds["max"].where:
         low, high = kinds["min"].value, kinds["max"].value
         if low.number is not None and high.number is not None and low.number > high.number:
@@ -237,7 +251,8 @@ def _field(path: str, spec: Any, problems: Problems) -> list[Rule]:
 
 
 def _rule(kind: RuleKind, path: str, raw: Any, loc: tuple[Any, ...], problems: Problems,
-          severity: Severity | None, scope: dict[str, Any] | None) -> Rule | None:
+          severity: Severity | None, scope: dict[str, Any] | None,
+          limits: tuple[Threshold | None, Threshold | None] = (None, None)) -> Rule | None:
     """One rule, short (``unique: true``) or long (``unique: {value: true, severity: high}``)."""
     value = raw
     line = problems.line(loc)
@@ -251,6 +266,8 @@ def _rule(kind: RuleKind, path: str, raw: Any, loc: tuple[Any, ...], problems: P
             problems.add(loc, f"give the rule's value once ({' or '.join(given)})")
         severity = severity_of(raw["severity"], (*loc, "severity"), problems) if "severity" in raw else severity
         scope = _where(raw["where"], (*loc, "where"), problems) if "where" in raw else scope
+        if any(k in raw for k in THRESHOLD_KEYS):
+            limits = thresholds(raw, loc, problems)
         if given:
             value, loc = raw[given[0]], (*loc, given[0])
         elif kind == "required":
@@ -261,15 +278,29 @@ def _rule(kind: RuleKind, path: str, raw: Any, loc: tuple[Any, ...], problems: P
     parsed = rule_value(kind, value, loc, problems)
     if parsed is None:
         return None
-    return Rule(kind=kind, field=path, value=parsed, source="", line=line, severity=severity, where=scope)
+    if kind == "unique_items" and parsed is False:
+        return None  # the default: an array may repeat a value
+    warn, fail = limits
+    if (warn is not None or fail is not None) and (kind == "max_null_share" or parsed is False):
+        problems.add(loc, f"{kind} {'is a threshold itself' if kind == 'max_null_share' else 'false checks nothing'}"
+                          f": warn and fail do not apply to it")
+        warn = fail = None
+    return Rule(kind=kind, field=path, value=parsed, source="", line=line, severity=severity, where=scope,
+                warn=warn, fail=fail)
 
 
 def rule_value(kind: RuleKind, value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
     """The rule's value checked and normalised, or None after recording the problem."""
-    if kind in ("required", "unique"):
+    if kind in ("required", "unique", "unique_items"):
         if isinstance(value, bool):
             return value
         problems.add(loc, f"{kind} is true or false")
+    elif kind in ("min_items", "max_items"):
+        low = 1 if kind == "min_items" else 0
+        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= _MAX_ITEMS:
+            return value
+        problems.add(loc, f"{kind} is a whole number of elements from {low} to {_MAX_ITEMS:,}"
+                          + (" (every array has at least 0)" if value == 0 else ""))
     elif kind == "type":
         return _types(value, loc, problems)
     elif kind == "in":

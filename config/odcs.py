@@ -7,7 +7,10 @@ What maps, per property (nested ``properties`` and array ``items`` become dot pa
 - ``physicalType`` when it is a BSON type name, else ``logicalType`` (string, integer, number,
   boolean, date, timestamp, object, array) → type
 - ``logicalTypeOptions``: ``minimum``/``maximum`` → min/max, ``maxLength`` → max_length,
-  ``pattern`` → pattern, ``format`` (email, uuid, uri) → format
+  ``pattern`` → pattern, ``format`` (email, uuid, uri) → format; on an array ``minItems`` /
+  ``maxItems`` / ``uniqueItems`` → min_items / max_items / unique_items
+- an array's ``items`` with ``properties`` → the fields of each element (dot paths); without, its
+  type and ``logicalTypeOptions`` → rules on each element (``items:``)
 - ``enum`` (``- value: ...``) → in
 - ``relationships: [{to: customers.customer_id}]`` → references
 - ``quality`` library metrics: ``nullValues`` ``mustBe: 0`` → required, ``nullValues`` with
@@ -18,8 +21,8 @@ What maps, per property (nested ``properties`` and array ``items`` become dot pa
   ``mustBeBetween``) → documents. ``severity`` of a quality rule is kept when it is one of Argus's.
 
 What does not map is reported as a note, never silently dropped: SQL and custom quality rules,
-thresholds other than zero in rows, ``missingValues``, exclusive bounds, ``minLength``, array and
-object options, ``time`` and ``map`` types.
+thresholds other than zero in rows, ``missingValues``, exclusive bounds, ``minLength``,
+``minProperties`` / ``maxProperties``, ``time`` and ``map`` types.
 """
 
 from __future__ import annotations
@@ -38,8 +41,8 @@ _FORMATS = {"email": "email", "uuid": "uuid", "uri": "url", "url": "url"}
 _ROW_COUNT = {"mustBeGreaterThan": ("min", 1), "mustBeGreaterOrEqualTo": ("min", 0), "mustBeGreaterThanOrEqualTo":
               ("min", 0), "mustBeLessThan": ("max", -1), "mustBeLessOrEqualTo": ("max", 0),
               "mustBeLessThanOrEqualTo": ("max", 0), "mustBe": ("both", 0)}
-_UNMAPPED_OPTIONS = ("exclusiveMinimum", "exclusiveMaximum", "minLength", "multipleOf", "minItems", "maxItems",
-                     "uniqueItems", "minProperties", "maxProperties")
+_UNMAPPED_OPTIONS = ("exclusiveMinimum", "exclusiveMaximum", "minLength", "multipleOf", "minProperties",
+                     "maxProperties")
 
 
 def odcs_rules(data: Mapping[str, Any], *, problems: Problems,
@@ -78,12 +81,13 @@ class _Reader:
         self.rules: list[Rule] = []
         self.notes: list[str] = []
 
-    def _add(self, kind: RuleKind, path: str, value: Any, loc: tuple[Any, ...], severity: Any = None) -> None:
+    def _add(self, kind: RuleKind, path: str, value: Any, loc: tuple[Any, ...], severity: Any = None, *,
+             element: bool = False) -> None:
         parsed = rule_value(kind, value, loc, self.problems)
         if parsed is not None:
             self.rules.append(Rule(kind=kind, field=path, value=parsed, source="", line=self.problems.line(loc),
                                    severity=severity_of(severity, (*loc, "severity"), self.problems)
-                                   if _ours(severity) else None))
+                                   if _ours(severity) else None, element=element))
 
     def listed(self, parent: Mapping[str, Any], key: str, loc: tuple[Any, ...]) -> list[Any]:
         """``parent[key]`` when it is a list (or absent: none); any other shape is a problem at its line,
@@ -130,22 +134,26 @@ class _Reader:
         if isinstance(items, Mapping):
             for i, child in enumerate(self.listed(items, "properties", (*loc, "items"))):
                 self.property(child, path + ".", (*loc, "items", "properties", i))
+            if not items.get("properties"):  # an array of scalars: its elements' type and options
+                self._type(items, path, (*loc, "items"), element=True)
+                self._options(items.get("logicalTypeOptions"), path, (*loc, "items", "logicalTypeOptions"),
+                              element=True)
 
-    def _type(self, prop: Mapping[str, Any], path: str, loc: tuple[Any, ...]) -> None:
+    def _type(self, prop: Mapping[str, Any], path: str, loc: tuple[Any, ...], *, element: bool = False) -> None:
         physical = str(prop.get("physicalType") or "")
         bson = next((t for t in BSON_TYPES if t.lower() == physical.lower()), None)
         if bson is not None:
-            self._add("type", path, bson, (*loc, "physicalType"))
+            self._add("type", path, bson, (*loc, "physicalType"), element=element)
             return
         logical = prop.get("logicalType")
         if logical is None:
             return
         if logical in _LOGICAL:
-            self._add("type", path, _LOGICAL[logical], (*loc, "logicalType"))
+            self._add("type", path, _LOGICAL[logical], (*loc, "logicalType"), element=element)
         else:
             self._note((*loc, "logicalType"), f"{path}: logicalType {logical!r}")
 
-    def _options(self, options: Any, path: str, loc: tuple[Any, ...]) -> None:
+    def _options(self, options: Any, path: str, loc: tuple[Any, ...], *, element: bool = False) -> None:
         if options is None:
             return
         if not isinstance(options, Mapping):
@@ -153,13 +161,20 @@ class _Reader:
             return
         for key, kind in (("minimum", "min"), ("maximum", "max"), ("maxLength", "max_length"), ("pattern", "pattern")):
             if key in options:
-                self._add(kind, path, options[key], (*loc, key))  # type: ignore[arg-type]
+                self._add(kind, path, options[key], (*loc, key), element=element)  # type: ignore[arg-type]
+        if not element:  # an array's own options (on an array of arrays: not checked, noted below)
+            if options.get("minItems") not in (None, 0):
+                self._add("min_items", path, options["minItems"], (*loc, "minItems"))
+            if "maxItems" in options:
+                self._add("max_items", path, options["maxItems"], (*loc, "maxItems"))
+            if options.get("uniqueItems") is True:
+                self._add("unique_items", path, True, (*loc, "uniqueItems"))
         fmt = options.get("format")
         if isinstance(fmt, str) and fmt.lower() in _FORMATS:
-            self._add("format", path, _FORMATS[fmt.lower()], (*loc, "format"))
+            self._add("format", path, _FORMATS[fmt.lower()], (*loc, "format"), element=element)
         elif fmt is not None:
             self._note((*loc, "format"), f"{path}: format {fmt!r}")
-        for key in _UNMAPPED_OPTIONS:
+        for key in (*_UNMAPPED_OPTIONS, *(("minItems", "maxItems", "uniqueItems") if element else ())):
             if key in options:
                 self._note((*loc, key), f"{path}: {key}")
 

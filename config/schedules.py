@@ -39,10 +39,11 @@ from agent.contracts.model import Contract
 from agent.custom_metrics.models import Bound, MetricSpec
 from agent.durations import format_duration, parse_duration, shortened
 from agent.errors import ArgusError
+from agent.failing_bounds import FAILING_DEFAULT, FAILING_MAX
 from agent.findings import Severity
 from agent.health.models import ExcludedSpan, HealthOptions
 from agent.llm.options import LLMOptions, PlannerKind
-from agent.options import FAILING_DEFAULT, FAILING_MAX, AuditOptions, PrivacyMode, ScopeOptions
+from agent.options import AuditOptions, PrivacyMode, ScopeOptions
 from agent.secrets import SECRETS
 from agent.segments.models import SegmentOptions
 from config.alerts import AlertRoute, AlertsConfig, Channel, IncidentsConfig

@@ -14,9 +14,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from pymongo import uri_parser
 
 from agent.errors import ArgusError
+from agent.failing_bounds import FAILING_DEFAULT, FAILING_MAX
 from agent.findings import Severity
 from agent.llm.options import EvaluatorProfile, LLMOptions, PlannerKind, StructuredOutput
-from agent.options import FAILING_DEFAULT, FAILING_MAX, AuditOptions, PrivacyMode
+from agent.options import AuditOptions, PrivacyMode
 from agent.secrets import SECRETS
 
 __all__ = ["TOKEN_MIN", "Settings", "check_database_url", "check_mongodb_uri"]

@@ -713,7 +713,8 @@ def _exit_code(report: AuditReport, fail_on: Severity | None) -> int:
         Console(stderr=True).print(f"argus: warning: partial audit ({why}): "
                                    f"{len(report.findings)} findings so far", markup=False, highlight=False)
         return EXIT_PARTIAL
-    if fail_on is not None and report.findings_at_or_above(fail_on):
+    warned = report.contract.warned_only() if report.contract is not None else set()  # warn, never fail
+    if fail_on is not None and [f for f in report.findings_at_or_above(fail_on) if f.id not in warned]:
         return EXIT_FINDINGS
     return EXIT_OK
 

@@ -133,8 +133,8 @@ class Metrics:
         self.anomalies = Counter("argus_health_anomalies", "Health anomalies found (volume, freshness, drift)",
                                  ["schedule", "kind"], registry=r)
         self.contract_rules = Gauge("argus_contract_rules", "Declared rules of the schedule's contract at its last "
-                                    "audit, by result (passed, failed, unchecked)", ["schedule", "result"],
-                                    registry=r)
+                                    "audit, by result (passed, warned, failed, unchecked, unmatched)",
+                                    ["schedule", "result"], registry=r)
         self.field_nulls = Gauge("argus_field_null_share", "Null or missing share of a field in the last sample "
                                  "(only for schedules with health.field_metrics)", [*where, "field"], registry=r)
         self.metric_values = Gauge("argus_metric_value", "Each of a schedule's own metrics (metrics:) at its last "

@@ -155,7 +155,7 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
         console.print(f"{len(report.dismissed_findings)} candidate finding(s) dismissed by the finding gate.")
 
 
-_RESULT_STYLE = {"passed": "green", "failed": "red", "unchecked": "yellow", "unmatched": "yellow"}
+_RESULT_STYLE = {"passed": "green", "warned": "yellow", "failed": "red", "unchecked": "yellow", "unmatched": "yellow"}
 
 
 def _print_contract(contract: ContractReport, console: Console) -> None:

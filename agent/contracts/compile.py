@@ -30,6 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from agent.contracts.model import CONTRACT_FORMATS, Contract, Rule
+from agent.contracts.nesting import ELEMENT_COUNTED, element_condition, violation
 from agent.ejson import canonical_key, decode, encode, filter_key
 from agent.tools.elements import array_paths, per_element
 from agent.tools.models import DISTINCT_MAX, GetStatsInput, SchemaSampleResult
@@ -37,6 +38,7 @@ from agent.tools.models import DISTINCT_MAX, GetStatsInput, SchemaSampleResult
 __all__ = ["REFERENCE_VALUES", "Declared", "DeclaredCheck", "compile_contract", "rule_filters", "stat_key"]
 
 REFERENCE_VALUES = DISTINCT_MAX  # distinct values of a reference looked up at most
+ELEMENT_VALUES = 1_000          # distinct broken values an element count sums (beyond: "at least")
 
 
 def stat_key(spec: dict[str, Any] | GetStatsInput) -> str:
@@ -153,7 +155,8 @@ def _scoped(rule: Rule, condition: dict[str, Any], arrays: frozenset[str]) -> di
 
 
 # Rules that a document without the field cannot break: on a field no document holds they pass vacuously.
-_VACUOUS = ("type", "in", "min", "max", "format", "pattern", "max_length", "unique", "references")
+_VACUOUS = ("type", "in", "min", "max", "format", "pattern", "max_length", "unique", "references", "min_items",
+            "max_items", "unique_items", "required_fields", "additional_fields")
 
 
 def _check(rule: Rule, now: datetime, arrays: frozenset[str], scalar_arrays: set[str]) -> DeclaredCheck:
@@ -176,6 +179,16 @@ def _queries(rule: Rule, now: datetime, arrays: frozenset[str], scalar_arrays: s
             return {path: {"$elemMatch": operators}}
         return {path: operators}
 
+    if rule.nested and kind not in ("unique", "references"):
+        at = value.at(now) if kind in ("min", "max") else None
+        regex = CONTRACT_FORMATS[value] if kind == "format" else value if kind == "pattern" else None
+        condition = violation(rule, at, regex)
+        elements = None
+        if (rule.element or rule.arrays) and kind in ELEMENT_COUNTED:  # the broken elements, in the stats pass
+            elements = {"field": path, "operation": "value_counts", "limit": ELEMENT_VALUES,
+                        "value_filter": encode(element_condition(rule, at, regex)),
+                        **({"filter": encode(where)} if where else {})}
+        return DeclaredCheck(rule, violation={"$and": [where, condition]} if where else condition, stat=elements)
     if kind == "required":
         return DeclaredCheck(rule, violation=scoped({path: None}))
     if kind == "max_null_share":

@@ -30,6 +30,7 @@ __all__ = [
     "CATEGORY",
     "COLLECTION",
     "CONTRACT_FORMATS",
+    "SHAPE_KINDS",
     "Bound",
     "Contract",
     "ContractReport",
@@ -37,6 +38,7 @@ __all__ = [
     "Rule",
     "RuleKind",
     "RuleOutcome",
+    "Threshold",
 ]
 
 # The formats Argus knows (agent.tools.formats) and phone numbers; all linear-time and valid in PCRE.
@@ -52,7 +54,9 @@ CONTRACT_FORMATS: dict[str, str] = {
 COLLECTION = "(collection)"  # the field of a collection rule's finding, as health findings name it
 
 RuleKind = Literal["required", "unique", "type", "in", "min", "max", "format", "pattern", "max_length",
-                   "max_null_share", "references", "documents", "freshness"]
+                   "max_null_share", "references", "documents", "freshness", "min_items", "max_items",
+                   "unique_items", "required_fields", "additional_fields"]
+SHAPE_KINDS = ("min_items", "max_items", "unique_items", "required_fields", "additional_fields")
 
 CATEGORY: dict[str, Category] = {
     "required": Category.NULL_RATE,
@@ -68,6 +72,8 @@ CATEGORY: dict[str, Category] = {
     "references": Category.ORPHAN_REFERENCE,
     "documents": Category.VOLUME_ANOMALY,
     "freshness": Category.FRESHNESS,
+    # the shape of an array or an object: its length, its repeats, its keys
+    **{kind: Category.SCHEMA_DRIFT for kind in SHAPE_KINDS},
 }
 
 
@@ -113,6 +119,23 @@ class Reference:
 
 
 @dataclass(frozen=True)
+class Threshold:
+    """``> 1%`` or ``>= 5``: a rule's count (or its share of the audited documents) past which it warns
+    or fails."""
+
+    op: Literal[">", ">="]
+    amount: float
+    share: bool = False
+
+    def crossed(self, count: int, size: int) -> bool:
+        value = (count / size if size else 0.0) if self.share else float(count)
+        return value > self.amount if self.op == ">" else value >= self.amount
+
+    def text(self) -> str:
+        return f"{self.op} {self.amount * 100:g}%" if self.share else f"{self.op} {self.amount:g}"
+
+
+@dataclass(frozen=True)
 class Rule:
     """One declared rule. ``value`` by kind: bool (required, unique), a list of BSON type names
     (type), a list of Extended JSON values (in), a ``Bound`` (min, max), a format name (format), a
@@ -126,11 +149,47 @@ class Rule:
     line: int
     severity: Severity | None = None
     where: dict[str, Any] | None = None   # Extended JSON
+    # Nested rules (``items:``, ``fields:``, ``one_of``): ``element`` judges each element of the array at
+    # ``field``; ``arrays`` are the declared arrays of objects around it (outermost first), checked per
+    # element; ``guards`` the (path, BSON type) a document must hold for the rule to speak of it (the
+    # enclosing object, a one_of shape).
+    element: bool = False
+    arrays: tuple[str, ...] = ()
+    guards: tuple[tuple[str, str], ...] = ()
+    warn: Threshold | None = None          # None and no fail: any breaking document fails the rule
+    fail: Threshold | None = None
 
     @property
     def id(self) -> str:
         """``contracts/sales.yaml:4 order_id unique``: where it is written and what it says."""
-        return f"{self.source}:{self.line} {self.field} {self.kind}"
+        return f"{self.source}:{self.line} {self.shown_field} {self.kind}"
+
+    @property
+    def shown_field(self) -> str:
+        """``tags[]`` for a rule on each element of ``tags``."""
+        return f"{self.field}[]" if self.element else self.field
+
+    @property
+    def slots(self) -> list[tuple[str, Category]]:
+        """The (field, category) the rule decides, where Argus infers nothing: its own, and the keys
+        ``required_fields`` names (their presence is declared)."""
+        keys = [(f"{self.field}.{k}", Category.NULL_RATE) for k in self.value] if self.kind == "required_fields" else []
+        return [(self.field, self.category), *keys]
+
+    @property
+    def nested(self) -> bool:
+        return self.element or bool(self.arrays) or bool(self.guards) or self.kind in SHAPE_KINDS
+
+    def outcome(self, count: int, size: int) -> Literal["passed", "warned", "failed"]:
+        """What ``count`` breaking documents of ``size`` make of the rule: past ``fail`` failed, past
+        ``warn`` warned; without thresholds any breaking document fails it."""
+        if self.warn is None and self.fail is None:
+            return "failed" if count else "passed"
+        if self.fail is not None and self.fail.crossed(count, size):
+            return "failed"
+        if self.warn is not None and self.warn.crossed(count, size):
+            return "warned"
+        return "passed"
 
     @property
     def category(self) -> Category:
@@ -172,8 +231,23 @@ class Rule:
                                                            f"<= {high:,}" if high is not None else "") if p)
         elif self.kind == "freshness":
             text = f"newest {value[0]} at most {format_duration(value[1])} old"
+        elif self.kind in ("min_items", "max_items"):
+            text = f"{self.kind} {value}"
+        elif self.kind == "unique_items":
+            text = "no element repeated"
+        elif self.kind == "required_fields":
+            text = f"keys {', '.join(value)} present"
+        elif self.kind == "additional_fields":
+            text = f"no key but {', '.join(value)}" if value else "no key at all"
         else:
             text = f"{self.kind} {value}"
+        if self.element:
+            text = f"each element: {text}"
+        if self.guards and self.guards[-1][0] == self.field and self.guards[-1][1] != "object":
+            text += f" (when {self.guards[-1][1]})"
+        if self.warn is not None or self.fail is not None:
+            text += " (" + ", ".join(f"{name} {t.text()}" for name, t in (("warn", self.warn), ("fail", self.fail))
+                                     if t is not None) + ")"
         if self.where:
             text += f" where {json.dumps(self.where, separators=(',', ':'))}" if values else " (scoped by where)"
         return text if len(text) <= 160 else text[:159] + "…"
@@ -196,11 +270,12 @@ class Contract:
 
     def declares(self, path: str, category: Category) -> list[Rule]:
         """The rules and declarations about ``path`` in ``category`` (which replace Argus's inference)."""
-        return [r for r in self.rules if r.field == path and r.category == category]
+        return [r for r in self.rules if (path, category) in r.slots]
 
 
 # unmatched: no document holds the rule's field, so nothing could break it (a misspelled field, most often)
-RuleOutcome = Literal["passed", "failed", "unchecked", "unmatched"]
+# warned: broken past its ``warn`` threshold but within ``fail``; a warned rule never fails the audit
+RuleOutcome = Literal["passed", "warned", "failed", "unchecked", "unmatched"]
 
 
 class RuleResult(BaseModel):
@@ -209,7 +284,8 @@ class RuleResult(BaseModel):
     line: int
     field: str
     rule: str = Field(description="required, unique, type, in, min, max, format, pattern, max_length, "
-                                  "max_null_share, references, documents or freshness")
+                                  "max_null_share, references, documents, freshness, min_items, max_items, "
+                                  "unique_items, required_fields or additional_fields")
     expect: str = Field(description="what the rule expects, in the contract's words")
     category: Category
     severity: Severity | None = Field(None, description="as declared; None: by category and share")
@@ -230,9 +306,16 @@ class ContractReport(BaseModel):
     def count(self, outcome: RuleOutcome) -> int:
         return sum(1 for r in self.rules if r.result == outcome)
 
+    def warned_only(self) -> set[UUID]:
+        """Findings that report warned rules and no failed one: they never fail the audit."""
+        failed = {r.finding_id for r in self.rules if r.result == "failed"}
+        return {r.finding_id for r in self.rules if r.result == "warned" and r.finding_id is not None
+                and r.finding_id not in failed}
+
     def summary(self) -> str:
         """``14 rules, 13 passed, 1 failed`` (and how many were not checked)."""
         parts = [f"{len(self.rules)} rule{'s' if len(self.rules) != 1 else ''}", f"{self.count('passed')} passed",
+                 *([f"{self.count('warned')} warned"] if self.count("warned") else []),
                  f"{self.count('failed')} failed"]
         if self.count("unchecked"):
             parts.append(f"{self.count('unchecked')} not checked")

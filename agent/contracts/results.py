@@ -8,6 +8,7 @@ them read the same verdicts, whichever planner it was.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -66,7 +67,36 @@ def _verdict(declared: Declared, check: DeclaredCheck, recorded: Recorded) -> Ve
         close = difflib.get_close_matches(path, declared.sampled, n=1)
         return Verdict(check, "unmatched", detail=f"no document holds {path}, so nothing could break the rule"
                                                   + (f" (did you mean {close[0]!r}?)" if close else ""))
-    return _decided(declared, check, recorded)
+    return _thresholds(_undeclared_keys(declared, _decided(declared, check, recorded)), recorded)
+
+
+def _undeclared_keys(declared: Declared, v: Verdict) -> Verdict:
+    """An ``additional_fields`` rule names the undeclared keys the sample showed (keys, never values)."""
+    rule = v.rule
+    if rule.kind != "additional_fields" or v.result != "failed":
+        return v
+    prefix = f"{rule.field}."
+    keys = sorted({p[len(prefix):].split(".")[0] for p in declared.sampled if p.startswith(prefix)} - set(rule.value))
+    return dataclasses.replace(v, detail=f"undeclared keys in the sample: {', '.join(keys)}" if keys else
+                               "the sample showed no undeclared key: see the evidence query")
+
+
+def _thresholds(v: Verdict, recorded: Recorded) -> Verdict:
+    """A broken rule with ``warn`` or ``fail`` thresholds judged by them: warned, failed or passed."""
+    rule = v.rule
+    if v.result != "failed" or v.count is None or (rule.warn is None and rule.fail is None):
+        return v
+    outcome = rule.outcome(v.count, recorded.collection_size)
+    share = v.count / recorded.collection_size if recorded.collection_size else 0.0
+    crossed = {"failed": f"past fail {rule.fail.text()}" if rule.fail else "",
+               "warned": f"past warn {rule.warn.text()}" if rule.warn else "",
+               "passed": "within its thresholds"}[outcome]
+    if outcome == "warned" and rule.fail is not None:
+        crossed += f", within fail {rule.fail.text()}"
+    detail = "; ".join(p for p in (f"{v.count:,} documents ({share:.2%}) break it, {crossed}", v.detail) if p)
+    if outcome == "passed":
+        return dataclasses.replace(v, result="passed", detail=detail, evidence=None)
+    return dataclasses.replace(v, result=outcome, detail=detail)
 
 
 def _decided(declared: Declared, check: DeclaredCheck, recorded: Recorded) -> Verdict:
@@ -118,7 +148,16 @@ def _decided(declared: Declared, check: DeclaredCheck, recorded: Recorded) -> Ve
         return Verdict(check, "passed", 0, detail)
     if n == 0:
         return Verdict(check, "passed", 0)
-    return Verdict(check, "failed", n, "", check.violation)
+    return Verdict(check, "failed", n, _elements(check, recorded), check.violation)
+
+
+def _elements(check: DeclaredCheck, recorded: Recorded) -> str:
+    """``12 elements``: how many elements break a rule inside arrays, beside the documents holding them."""
+    stats = recorded.statistics.get(stat_key(check.stat)) if check.stat is not None else None
+    if stats is None or stats.error is not None or not isinstance(stats.value, list):
+        return ""
+    total = sum(int(item["count"]) for item in stats.value)
+    return f"{'at least ' if stats.capped else ''}{total:,} element{'s' if total != 1 else ''}"
 
 
 def _unique(declared: Declared, check: DeclaredCheck, recorded: Recorded) -> Verdict:
@@ -177,7 +216,7 @@ def not_checked(declared: Declared, recorded: Recorded) -> str | None:
     by_reason: dict[str, list[str]] = {}
     for v in missed:
         reason = "no document holds the field" if v.result == "unmatched" else v.detail or "not checked"
-        by_reason.setdefault(reason, []).append(f"{v.rule.field} {v.rule.kind} (line {v.rule.line})")
+        by_reason.setdefault(reason, []).append(f"{v.rule.shown_field} {v.rule.kind} (line {v.rule.line})")
     named = "; ".join(f"{', '.join(rules[:5])}{f' and {len(rules) - 5:,} more' if len(rules) > 5 else ''}: {reason}"
                       for reason, rules in sorted(by_reason.items()))
     return (f"{len(missed):,} declared rule(s) of {declared.contract.source} were not checked, so the run is partial "
@@ -214,7 +253,7 @@ def contract_report(declared: Declared, recorded: Recorded, findings: Iterable[F
         rule = v.rule
         finding = by_rule.get(rule.id)
         count = v.count
-        if v.result == "failed" and count is None and finding is not None:
+        if v.result in ("failed", "warned") and count is None and finding is not None:
             count = finding.affected_count
         results.append(RuleResult(id=rule.id, source=rule.source, line=rule.line, field=rule.field, rule=rule.kind,
                                   expect=rule.expectation(values=values), category=rule.category,

@@ -174,7 +174,7 @@ class DeclaredFirst:
                  f"the whole collection. Each decides its field and category: a finding of your own there is "
                  f"refused. Spend your turns on everything else."]
         for v in verdicts(declared, state.recorded()):
-            count = f" ({v.count:,} documents)" if v.result == "failed" and v.count else ""
+            count = f" ({v.count:,} documents)" if v.result in ("failed", "warned") and v.count else ""
             lines.append(f"- {v.rule.field}: {v.rule.expectation(values=state.options.privacy != 'strict')}: "
                          f"{v.result}{count}")
         self.inner.notes = [*self.inner.notes, "\n".join(lines)]
@@ -223,7 +223,8 @@ class DeclaredFirst:
 
     @staticmethod
     def _failed(declared: Declared, state: AgentState) -> list[Verdict]:
-        return [v for v in verdicts(declared, state.recorded()) if v.result == "failed" and v.evidence is not None]
+        return [v for v in verdicts(declared, state.recorded())
+                if v.result in ("failed", "warned") and v.evidence is not None]
 
     def _writes(self, declared: Declared, state: AgentState) -> list[AgentAction]:
         size = max(state.collection_size, 1)
@@ -239,24 +240,62 @@ class DeclaredFirst:
             examples: list[Any] = []
             for doc in self._examples.get(key, []):
                 examples.extend(values_at(doc, path))
+            if category == Category.SCHEMA_DRIFT.value:
+                examples = _shapes(examples, rules)
+            elif all(r.element for r in rules):  # the elements breaking the rule, not whole arrays
+                examples = [e for value in examples for e in (value if isinstance(value, list) else [value])]
             out.append(AgentAction(action="write_finding", proposed_by="contract",
                                    reasoning=f"{len(rules)} declared rule(s) broken", action_input={
-                "field": path, "category": category, "severity": _severity(rules, Category(category), share,
+                "field": path, "category": category, "severity": _severity(group, Category(category), share,
                                                                            state).value,
-                "description": _describe(group, count, size, values=state.options.privacy != "strict"),
+                "description": _describe(group, count, size, values=state.options.privacy != "strict")
+                + _undeclared(rules, self._examples.get(key, []), path),
                 "hypothesis": "a writer breaks the contract",
                 "evidence_query": evidence, "affected_count": count, "affected_pct": round(share, 6),
                 "sample_values": examples[:EXAMPLES], "rule": "; ".join(r.id for r in rules)}))
         return out
 
 
-def _severity(rules: list[Rule], category: Category, share: float, state: AgentState) -> Severity:
+def _severity(group: list[Verdict], category: Category, share: float, state: AgentState) -> Severity:
+    """As declared, else the category's by share; a group of warned rules only is low, and a rule
+    past its declared ``fail`` threshold at least high (it fails the audit at the default --fail-on)."""
+    rules = [v.rule for v in group if v.result == "failed"]
+    if not rules:
+        return Severity.LOW
     given = [r.severity for r in rules if r.severity is not None]
     if given:
         return max(given, key=lambda s: s.rank)
     if rules[0].collection_rule:
         return Severity.HIGH
-    return severity_for(category, share, critical_min_share=state.options.critical_min_share)
+    found = severity_for(category, share, critical_min_share=state.options.critical_min_share)
+    if any(r.fail is not None for r in rules) and found.rank < Severity.HIGH.rank:
+        return Severity.HIGH
+    return found
+
+
+def _shapes(values: list[Any], rules: list[Rule]) -> list[Any]:
+    """An array's or an object's shape instead of its values: an element count, the keys; with
+    ``additional_fields``, only the keys not declared (a key's value never shows)."""
+    allowed = {k for r in rules if r.kind == "additional_fields" for k in r.value}
+    out: list[Any] = []
+    for value in values:
+        if isinstance(value, dict):
+            keys = sorted(k for k in value if not allowed or k not in allowed)
+            if keys:
+                out.append(("undeclared keys: " if allowed else "keys: ") + ", ".join(keys))
+        elif isinstance(value, list):
+            out.append(f"{len(value)} elements")
+    return list(dict.fromkeys(out))
+
+
+def _undeclared(rules: list[Rule], documents: list[dict[str, Any]], path: str) -> str:
+    """The keys an ``additional_fields`` rule did not declare, as the example documents hold them."""
+    allowed = {k for r in rules if r.kind == "additional_fields" for k in r.value}
+    if not allowed:
+        return ""
+    keys = sorted({k for doc in documents for value in values_at(doc, path) if isinstance(value, dict)
+                   for k in value if k not in allowed})
+    return f"; undeclared keys in the examples: {', '.join(keys)}" if keys else ""
 
 
 def _describe(group: list[Verdict], count: int, size: int, *, values: bool) -> str:

@@ -13,6 +13,7 @@ the evidence it was drawn from.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Any
 from agent.contracts.compile import compile_contract, stat_key
 from agent.contracts.model import Bound, Contract, Rule
 from agent.contracts.results import Recorded, verdicts
-from agent.ejson import encode, filter_key
+from agent.ejson import decode, encode, filter_key
 from agent.options import PrivacyMode
 from agent.planners.heuristic.names import hints_for
 from agent.planners.heuristic.presence import self_links, waits_for_its_event
@@ -31,6 +32,7 @@ from agent.privacy import identifier_like
 from agent.tools.count_many import count_many
 from agent.tools.formats import FORMATS
 from agent.tools.models import CountManyInput, FieldStats, SchemaSampleInput, SchemaSampleResult
+from agent.tools.profiling import bson_type
 from agent.tools.schema_sample import schema_sample
 from agent.tools.target import AuditTarget
 
@@ -63,6 +65,7 @@ class Draft:
     sampled: int
     rules: list[DraftRule] = field(default_factory=list)
     passes: int = 0
+    containers: dict[str, str] = field(default_factory=dict)  # path -> "array" (of objects) or "object"
 
     def yaml(self, *, source: str, now: datetime) -> str:
         """The draft as a commented YAML contract (Argus's syntax)."""
@@ -74,15 +77,44 @@ class Draft:
         for d in self.rules:
             if not d.rule.collection_rule:
                 by_field.setdefault(d.rule.field, []).append(d)
-        for path, rules in by_field.items():
-            out.append(f"  {_key(path)}:")
-            for d in rules:
-                out.append(f"    {d.rule.kind}: {_value(d.rule)}  # {_comment(d, self.documents)}")
+        for path in self.containers:
+            by_field.setdefault(path, [])
+        for path in by_field:
+            if _container_of(path, self.containers) is None:
+                out.extend(self._nested_yaml(path, path, by_field, 1))
         for d in self.rules:
             if d.rule.kind == "documents":
                 low, _ = d.rule.value
                 out.append(f"documents: {{min: {low}}}  # {_comment(d, self.documents)}")
         return "\n".join(out) + "\n"
+
+
+    def _nested_yaml(self, path: str, key: str, by_field: dict[str, list[DraftRule]], depth: int) -> list[str]:
+        """``path``'s rules, its elements' rules (``items:``) and the fields inside it (``fields:``, or
+        ``items: {fields: ...}`` for an array of objects), indented ``depth`` levels."""
+        pad = "  " * depth
+        out = [f"{pad}{_key(key)}:"]
+        own = [d for d in by_field[path] if not d.rule.element]
+        each = [d for d in by_field[path] if d.rule.element]
+        out.extend(f"{pad}  {d.rule.kind}: {_value(d.rule)}  # {_comment(d, self.documents)}" for d in own)
+        children = [p for p in by_field if _container_of(p, self.containers) == path]
+        inner = depth + 1
+        if each or (children and self.containers[path] == "array"):
+            out.append(f"{pad}  items:")
+            out.extend(f"{pad}    {d.rule.kind}: {_value(d.rule)}  # {_comment(d, self.documents)}" for d in each)
+            inner += 1
+        if children:
+            out.append(f"{'  ' * inner}fields:")
+            for child in children:
+                out.extend(self._nested_yaml(child, child[len(path) + 1:], by_field, inner + 1))
+        return out
+
+
+def _container_of(path: str, containers: dict[str, str]) -> str | None:
+    """The nearest drafted array of objects or object around ``path``."""
+    parts = path.split(".")
+    return next((".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1) if ".".join(parts[:i]) in containers),
+                None)
 
 
 def _key(path: str) -> str:
@@ -149,6 +181,11 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
     links = self_links(fields)
     for f in fields:
         rules.extend(_field_rules(f, sample, by_key, privacy, now, empty_by_meaning=f.path in links))
+        rules.extend(_array_rules(f, fields, by_key, privacy))
+    containers = _containers(fields)
+    per_element = {d.rule.field for d in rules if d.rule.element and d.rule.kind == "in"}
+    rules = [dataclasses.replace(d, rule=_enclosed(d.rule, containers)) for d in rules
+             if not (d.rule.kind == "in" and not d.rule.element and d.rule.field in per_element)]
     rules.append(DraftRule(Rule(kind="documents", field="(collection)", value=(1, None), source="", line=0),
                            "an empty collection is never right"))
     contract = Contract(source="draft", rules=tuple(r.rule for r in rules))
@@ -160,17 +197,18 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
     counts = {filter_key(c.filter): c.matched_count for c in (counted.counts if counted else []) if c.error is None}
     recorded = Recorded(counts=counts, statistics=by_key, lookups={}, collection_size=sample.collection_size)
     judged = verdicts(declared, recorded)
-    broken = {(v.rule.field, v.rule.kind): (v.count or 0) for v in judged if v.result == "failed"}
-    unchecked = {(v.rule.field, v.rule.kind): v.detail for v in judged if v.result == "unchecked"}
+    broken = {(v.rule.field, v.rule.kind, v.rule.element): (v.count or 0) for v in judged if v.result == "failed"}
+    unchecked = {(v.rule.field, v.rule.kind, v.rule.element): v.detail for v in judged if v.result == "unchecked"}
     for d in rules:  # declarations (required: false) have no verdict: nothing to break
-        d.broken = broken.get((d.rule.field, d.rule.kind), 0)
-        d.unchecked = unchecked.get((d.rule.field, d.rule.kind))
+        d.broken = broken.get((d.rule.field, d.rule.kind, d.rule.element), 0)
+        d.unchecked = unchecked.get((d.rule.field, d.rule.kind, d.rule.element))
         if d.rule.kind in ("pattern", "format") and not d.broken and d.unchecked is None and d.shape_share is not None \
                 and d.shape_share < 1:
             # Nothing breaks it, so every value matches: the share was of one narrower shape the rule widens.
             d.evidence = (f"no document breaks it; drawn from the {d.shape_share:.1%} of sampled values of one "
                           f"shape, widened to take the others")
     draft.rules = rules
+    draft.containers = containers
     draft.passes = (1 if measured else 0) + (1 if counted else 0)
     return draft
 
@@ -178,6 +216,8 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
 def _statistics(fields: list[FieldStats], privacy: PrivacyMode) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for f in fields:
+        if _scalar_array(f, fields):  # its elements' values (flattened), for their type and value set
+            out.append({"field": f.path, "operation": "value_counts", "limit": ENUM_VALUES})
         if _value_set_candidate(f, privacy):
             out.append({"field": f.path, "operation": "value_counts", "limit": ENUM_VALUES})
         if _key_candidate(f):
@@ -185,10 +225,82 @@ def _statistics(fields: list[FieldStats], privacy: PrivacyMode) -> list[dict[str
     return out
 
 
-def _family(f: FieldStats) -> tuple[str, float] | None:
+def _scalar_array(f: FieldStats, fields: list[FieldStats]) -> bool:
+    """An array field whose elements are scalars: no sampled path below it, not inside another array."""
+    return f.arrays is not None and f.arrays.count > 0 and not f.in_array \
+        and not any(g.path.startswith(f.path + ".") for g in fields)
+
+
+def _containers(fields: list[FieldStats]) -> dict[str, str]:
+    """Paths with sampled fields below them: arrays of objects (their fields nested under ``items``) and
+    objects (under ``fields``, which speak of documents holding the object, as a one_of's object shape)."""
+    out: dict[str, str] = {}
+    for f in fields:
+        if not any(g.path.startswith(f.path + ".") for g in fields):
+            continue
+        if f.types.get("array", 0) >= 0.5 * max(f.value_count, 1) and not f.in_array:
+            out[f.path] = "array"
+        elif f.types.get("object", 0) and "array" not in f.types:
+            out[f.path] = "object"
+    return out
+
+
+def _enclosed(rule: Rule, containers: dict[str, str]) -> Rule:
+    """``rule`` as the nested YAML will read back: per element inside the arrays of objects around it, and
+    speaking of documents holding each object around it."""
+    parts = rule.field.split(".")
+    prefixes = [".".join(parts[:i]) for i in range(1, len(parts))]
+    arrays = tuple(p for p in prefixes if containers.get(p) == "array")
+    guards = tuple((p, "object") for p in prefixes if containers.get(p) == "object")
+    return dataclasses.replace(rule, arrays=arrays, guards=guards) if arrays or guards else rule
+
+
+def _array_rules(f: FieldStats, fields: list[FieldStats], stats: dict[str, Any],
+                 privacy: PrivacyMode) -> list[DraftRule]:
+    """An array's length range from the sample, and for an array of scalars its elements' type and value set
+    (from the whole collection's elements)."""
+    lengths = f.arrays
+    if lengths is None or lengths.count < 20 or f.types.get("array", 0) < TYPE_SHARE * max(f.value_count, 1):
+        return []
+    out: list[DraftRule] = []
+
+    def add(kind: Any, value: Any, evidence: str, *, element: bool = False) -> None:
+        out.append(DraftRule(Rule(kind=kind, field=f.path, value=value, source="", line=0, element=element),
+                             evidence))
+
+    if lengths.min_length >= 1:
+        add("min_items", lengths.min_length, f"no sampled array of the {lengths.count:,} is shorter")
+    add("max_items", max(lengths.max_length, 1), f"no sampled array of the {lengths.count:,} is longer")
+    counts = stats.get(stat_key({"field": f.path, "operation": "value_counts", "limit": ENUM_VALUES}))
+    if not _scalar_array(f, fields) or counts is None or counts.error is not None or counts.capped \
+            or not isinstance(counts.value, list) or not counts.value:
+        return out
+    held = [item for item in counts.value if item["value"] is not None]
+    families: dict[str, int] = {}
+    for item in held:
+        name = bson_type(decode(item["value"]))
+        families[_FAMILY.get(name, name)] = families.get(_FAMILY.get(name, name), 0) + int(item["count"])
+    total = sum(families.values())
+    if len(families) == 1 and total:
+        (name,) = families
+        add("type", [name], f"all {total:,} elements of the whole collection are {name}", element=True)
+        strings = sorted(str(item["value"]) for item in held)
+        if name == "string" and privacy != "strict" and len(strings) <= ENUM_DISTINCT \
+                and (privacy == "full" or not any(identifier_like(v) for v in strings)):
+            add("in", strings, f"the {_plural(len(strings), 'value')} the whole collection's elements hold",
+                element=True)
+    return out
+
+
+def _families(f: FieldStats) -> dict[str, int]:
     families: dict[str, int] = {}
     for t, n in f.non_null_types.items():
         families[_FAMILY.get(t, t)] = families.get(_FAMILY.get(t, t), 0) + n
+    return families
+
+
+def _family(f: FieldStats) -> tuple[str, float] | None:
+    families = _families(f)
     total = sum(families.values())
     if not total:
         return None
@@ -224,6 +336,11 @@ def _field_rules(f: FieldStats, sample: SchemaSampleResult, stats: dict[str, Any
     if family is not None and family[1] >= TYPE_SHARE:
         name, share = family
         add("type", [name], f"{share:.1%} of the {sum(f.non_null_types.values()):,} sampled values are {name}")
+    elif family is not None and len(two := _families(f)) == 2 and "object" in two:
+        # a field written two ways (text in old documents, an object in new ones): both, each with its share
+        total = sum(two.values())
+        add("type", sorted(two), "written two ways: " + " or ".join(f"{name} ({n / total:.1%})"
+                                                                     for name, n in sorted(two.items())))
     # A link up a hierarchy, or a date waiting for its event (delivered_at), is empty by meaning:
     # neither is drafted as required (the planner excuses them the same way, from the values).
     waits = waits_for_its_event(f, family[0] if family else None, 1 - filled / base)

@@ -53,21 +53,24 @@ def _node(root: dict[str, Any], path: str, arrays: frozenset[str]) -> dict[str, 
     return node
 
 
-def _require(root: dict[str, Any], path: str, arrays: frozenset[str]) -> None:
+def _require(root: dict[str, Any], path: str, arrays: frozenset[str], within: str = "") -> None:
     """``path`` present and not null: required in its object, and each enclosing object required and
-    an object (``{a.b: null}`` also matches a document without ``a``)."""
+    an object (``{a.b: null}`` also matches a document without ``a``); below ``within`` (a declared
+    object or array element the rule speaks of only when it is there) only in its own object."""
     node = root
     parts = path.split(".")
     for i, part in enumerate(parts):
-        required = node.setdefault("required", [])
-        if part not in required:
+        parent = ".".join(parts[:i])
+        own = not within or parent == within or parent.startswith(within + ".")
+        required = node.setdefault("required", []) if own else node.get("required", [])
+        if own and part not in required:
             required.append(part)
         node = node.setdefault("properties", {}).setdefault(part, {})
         if i < len(parts) - 1:
             prefix = ".".join(parts[:i + 1])
             if prefix in arrays:
                 node = node.setdefault("items", {})
-            else:
+            elif own:
                 node["bsonType"] = "object"
     node["__required__"] = True
 
@@ -77,17 +80,27 @@ def validator_for(contract: Contract, *, arrays: frozenset[str] = frozenset()) -
     objects (from the sample), whose fields are checked per element."""
     root: dict[str, Any] = {"bsonType": "object"}
     out = Validator(schema=root)
+    sampled = arrays
     for rule in contract.checks:
-        why = _not_exportable(rule, arrays)
+        why = _not_exportable(rule, sampled)
         if why:
             out.left_out.append(f"{rule.id}: {why}")
             continue
         out.exported.append(rule)
-        if rule.kind == "required":
-            _require(root, rule.field, arrays)
+        arrays = sampled | frozenset(rule.arrays)
+        if rule.kind == "required" and not rule.element:
+            enclosing = [p for p, _ in rule.guards if rule.field.startswith(p + ".")] + \
+                [a for a in rule.arrays if rule.field.startswith(a + ".")]
+            _require(root, rule.field, arrays, max(enclosing, key=len, default=""))
             continue
         node = _node(root, rule.field, arrays)
-        if rule.kind == "type":
+        if rule.element:
+            node = node.setdefault("items", {})
+        if rule.kind in _SHAPES:
+            _shape(node, rule)
+        elif rule.kind == "required":
+            node["__required__"] = True
+        elif rule.kind == "type":
             node["__types__"] = list(rule.value)
         elif rule.kind == "in":
             node["__enum__"] = list(rule.value)
@@ -105,6 +118,26 @@ def validator_for(contract: Contract, *, arrays: frozenset[str] = frozenset()) -
             node["maxLength"] = rule.value
     _finish(root)
     return out
+
+
+_SHAPES = ("min_items", "max_items", "unique_items", "required_fields", "additional_fields")
+
+
+def _shape(node: dict[str, Any], rule: Rule) -> None:
+    """An array's or an object's shape: each keyword judges only values of its type, as the rule's filter does."""
+    if rule.kind == "min_items":
+        node["minItems"] = rule.value
+    elif rule.kind == "max_items":
+        node["maxItems"] = rule.value
+    elif rule.kind == "unique_items":
+        node["uniqueItems"] = True
+    elif rule.kind == "required_fields":
+        node["required"] = list(dict.fromkeys([*node.get("required", []), *rule.value]))
+    else:
+        properties = node.setdefault("properties", {})
+        for key in rule.value:
+            properties.setdefault(key, {})
+        node["additionalProperties"] = False
 
 
 def _pattern(rule: Rule) -> str:
@@ -132,8 +165,10 @@ def _not_exportable(rule: Rule, arrays: frozenset[str]) -> str | None:
         return "a date bound ($jsonSchema minimum and maximum compare numbers only)"
     if rule.kind == "in" and any(isinstance(v, dict) for v in rule.value):
         return "values of BSON types JSON cannot spell ($jsonSchema enum holds JSON values)"
-    if rule.kind == "in" and rule.field in arrays:
+    if rule.kind == "in" and rule.field in arrays and not rule.element:
         return "a field holding arrays (enum would judge the whole array)"
+    if rule.kind in ("in", "type") and any(p == rule.field and t != "object" for p, t in rule.guards):
+        return "a rule of one shape of one_of (a validator judges every value of the field alike)"
     return None
 
 

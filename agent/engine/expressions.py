@@ -22,7 +22,7 @@ from pymongo.errors import OperationFailure
 
 from agent.engine.deadline import Deadline
 from agent.engine.match import compile_regex, truthy
-from agent.engine.values import MISSING, bson_type, date_ms, is_nan, is_number, number_value, sort_key
+from agent.engine.values import MISSING, bson_type, date_ms, group_key, is_nan, is_number, number_value, sort_key
 
 __all__ = ["OPERATORS", "Evaluate", "compile_expression", "field_getter"]
 
@@ -240,6 +240,39 @@ def _size(arg: Any, deadline: Deadline) -> Evaluate:
         if not isinstance(value, list):
             raise _fail(f"The argument to $size must be an array. Type of argument: {bson_type(value)}", 17124)
         return len(value)
+    return run
+
+
+def _set_union(arg: Any, deadline: Deadline) -> Evaluate:
+    """The distinct elements of its arrays (equal as ``$group`` compares them); null when one is null or missing."""
+    items = _args(arg, deadline, None, "$setUnion")
+
+    def run(doc: Any) -> Any:
+        out: dict[Any, Any] = {}
+        for item in items:
+            values = item(doc)
+            if _nullish(values):
+                return None
+            if not isinstance(values, list):
+                raise _fail(f"All operands of $setUnion must be arrays. One argument is of type: "
+                            f"{bson_type(values)}", 17043)
+            for value in values:
+                out.setdefault(group_key(value), value)
+        return list(out.values())
+    return run
+
+
+def _object_to_array(arg: Any, deadline: Deadline) -> Evaluate:
+    """A document as ``[{k, v}, ...]`` in its field order; null for null or missing."""
+    (item,) = _args(arg, deadline, 1, "$objectToArray")
+
+    def run(doc: Any) -> Any:
+        value = item(doc)
+        if _nullish(value):
+            return None
+        if not isinstance(value, dict):
+            raise _fail(f"$objectToArray requires a document input, found: {bson_type(value)}", 40390)
+        return [{"k": k, "v": v} for k, v in value.items()]
     return run
 
 
@@ -743,6 +776,7 @@ OPERATORS: dict[str, Callable[[Any, Deadline], Evaluate]] = {
     "$cond": _cond, "$ifNull": _if_null, "$switch": _switch,
     "$type": _type, "$isNumber": _is_number, "$isArray": _is_array, "$size": _size,
     "$arrayElemAt": _array_elem_at, "$first": _end(False), "$last": _end(True),
+    "$setUnion": _set_union, "$objectToArray": _object_to_array,
     "$strLenCP": _str_len("$strLenCP", len), "$strLenBytes": _str_len("$strLenBytes", lambda s: len(s.encode())),
     "$toLower": _case("$toLower", False), "$toUpper": _case("$toUpper", True),
     "$trim": _trim("$trim", True, True), "$ltrim": _trim("$ltrim", True, False),

@@ -14,7 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator
 
-__all__ = ["MAX_TOP", "OTHER", "SegmentBreakdown", "SegmentCount", "SegmentHealth", "SegmentOptions", "metric_label"]
+__all__ = ["MAX_TOP", "OTHER", "SegmentBreakdown", "SegmentCount", "SegmentHealth", "SegmentNulls", "SegmentOptions",
+           "SegmentTotals", "metric_label"]
 
 MAX_TOP = 200  # the hard cap on named segments: Prometheus series per schedule stay bounded
 OTHER = "other"  # the segments past ``top``, folded together
@@ -124,3 +125,19 @@ class SegmentHealth(BaseModel):
     @property
     def metric_label(self) -> str:
         return metric_label(self.segment)
+
+
+class SegmentNulls(BaseModel):
+    segment: str
+    documents: int
+    nulls: list[int] = Field(default_factory=list, description="null or missing, per field of SegmentTotals.fields")
+
+
+class SegmentTotals(BaseModel):
+    """The collection's documents and nulls per segment, from the run's first batched pass."""
+
+    fields: list[str]
+    segments: list[SegmentNulls]
+    documents: int = Field(description="documents of the pass, all segments")
+    nulls: list[int] = Field(default_factory=list, description="null or missing per field, all segments")
+    complete: bool = Field(True, description="False when there were more than GROUPS_KEPT segments")

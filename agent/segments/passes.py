@@ -22,15 +22,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field
-
 from agent.ejson import encode
-from agent.options import PrivacyMode
-from agent.segments.models import OTHER, SegmentCount, SegmentOptions
+from agent.segments.models import OTHER, SegmentCount, SegmentNulls, SegmentOptions, SegmentTotals
 
 if TYPE_CHECKING:
     from agent.contracts.model import Contract
-    from agent.options import AuditOptions
+    from agent.options import AuditOptions, PrivacyMode
     from agent.tools.models import SchemaSampleResult
 
 __all__ = ["GROUPS_KEPT", "SegmentPass", "SegmentTotals", "fold", "null_fields", "segment_label", "segment_pass"]
@@ -39,22 +36,6 @@ GROUPS_KEPT = 1000  # groups a branch returns at most (largest first): the rest 
 NULL_FIELDS = 50    # fields whose nulls are counted per segment
 NULL_SHARE = 0.1    # ... when at least this share of the sample lacks them (see null_fields)
 _VALUE_CHARS = 64
-
-
-class SegmentNulls(BaseModel):
-    segment: str
-    documents: int
-    nulls: list[int] = Field(default_factory=list, description="null or missing, per field of SegmentTotals.fields")
-
-
-class SegmentTotals(BaseModel):
-    """The collection's documents and nulls per segment, from the run's first batched pass."""
-
-    fields: list[str]
-    segments: list[SegmentNulls]
-    documents: int = Field(description="documents of the pass, all segments")
-    nulls: list[int] = Field(default_factory=list, description="null or missing per field, all segments")
-    complete: bool = Field(True, description="False when there were more than GROUPS_KEPT segments")
 
 
 def segment_label(by: list[str], values: list[Any], privacy: PrivacyMode) -> str:

@@ -66,7 +66,7 @@ QUERY_OPERATORS = frozenset({
 EXPRESSION_OPERATORS = frozenset({
     "$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$cmp", "$and", "$or", "$not", "$in",
     "$cond", "$ifNull", "$switch", "$literal", "$type", "$isNumber", "$isArray",
-    "$size", "$arrayElemAt", "$first", "$last", "$strLenCP", "$strLenBytes", "$toLower",
+    "$size", "$arrayElemAt", "$first", "$last", "$setUnion", "$objectToArray", "$strLenCP", "$strLenBytes", "$toLower",
     "$toUpper", "$trim", "$ltrim", "$rtrim", "$concat", "$substrCP", "$regexMatch", "$split",
     "$abs", "$add", "$subtract", "$multiply", "$divide", "$mod", "$floor", "$ceil", "$round",
     "$sum", "$avg", "$min", "$max", "$count",
@@ -319,7 +319,8 @@ def _check_operator_value(op: str, value: Any, where: str, depth: int) -> None:
         if not isinstance(value, Mapping) or _is_dbref(value):
             raise QueryRefused(f"$elemMatch in {where} needs a document of conditions, not {_kind(value, where)}",
                                operator="$elemMatch")
-        if value and all(k.startswith("$") for k in value):
+        # {$or: [...]} alone is a query on each element, as the server parses it, not an operator on a value
+        if value and all(k.startswith("$") and k not in _TOP_LEVEL for k in value):
             _check_condition(value, where, depth + 1)
         else:
             _check_query_doc(value, where, depth + 1)

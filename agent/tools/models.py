@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-from agent.options import FAILING_MAX
-from agent.segments.passes import SegmentTotals
+from agent.failing_bounds import FAILING_MAX
+from agent.segments.models import SegmentTotals
 
 __all__ = [
     "RUN_QUERY_HARD_LIMIT",

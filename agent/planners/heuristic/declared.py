@@ -26,7 +26,7 @@ def steered(plan: _Plan, contract: Contract | None) -> _Plan:
     """``plan`` without the checks and statistics whose field and category the contract declares."""
     if contract is None:
         return plan
-    slots = {(r.field, r.category) for r in contract.rules}
+    slots = {slot for r in contract.rules for slot in r.slots}
     plan.checks = [c for c in plan.checks if (c.path, c.category) not in slots]
     plan.probes = [p for p in plan.probes if (p.path, _PROBE_CATEGORY.get(p.kind)) not in slots]
     plan.fences = [(q, probes) for q, probes in plan.fences

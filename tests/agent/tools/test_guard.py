@@ -166,3 +166,11 @@ def test_any_operator_not_on_the_allow_list_is_refused(name: str) -> None:
 def test_filter_fields_lists_every_path_read() -> None:
     query = {"$or": [{"a": 1}, {"b.c": {"$gt": 2}}], "d": {"$elemMatch": {"e": 1, "f": {"$lt": 0}}}}
     assert filter_fields(query) == {"a", "b.c", "d", "d.e", "d.f"}
+
+
+def test_a_query_on_each_element_may_combine_conditions_with_or() -> None:
+    """{$elemMatch: {$or: [...]}} is a query on each element, as the server parses it (a contract's
+    required_fields on array elements sends it); an operator of the refused list inside is still found."""
+    check_filter({"items": {"$elemMatch": {"$or": [{"sku": {"$exists": False}}, {"qty": {"$exists": False}}]}}})
+    with pytest.raises(QueryRefused, match=r"\$where"):
+        check_filter({"items": {"$elemMatch": {"$or": [{"$where": "1"}]}}})

@@ -42,6 +42,13 @@ CASES: list[tuple[str, Any, Any]] = [
     ("$arrayElemAt", {"$arrayElemAt": ["$arr", 5]}, "MISSING"),
     ("$first", {"$first": "$arr"}, 1),
     ("$last", {"$last": "$arr"}, 3),
+    # setUnion: duplicates within and across arrays appear once (1 and 1.0 are one value); null when an
+    # operand is null or missing
+    ("$setUnion", {"$size": {"$setUnion": [[1, 1.0, 2], "$arr"]}}, 3),
+    ("$setUnion", {"$setUnion": ["$arr", "$none"]}, None),
+    # objectToArray: k and v per field, in the document's order; null for null
+    ("$objectToArray", {"$objectToArray": {"a": 1, "b": "x"}}, [{"k": "a", "v": 1}, {"k": "b", "v": "x"}]),
+    ("$objectToArray", {"$objectToArray": "$none"}, None),
     ("$strLenCP", {"$strLenCP": "$s"}, 6),
     ("$strLenBytes", {"$strLenBytes": "$s"}, 7),
     ("$toLower", {"$toLower": "AbC"}, "abc"),
