@@ -217,7 +217,9 @@ def test_a_scoped_run_counts_no_segment_as_gone_for_having_no_document_in_its_wi
     assert report.window is not None and report.health is not None
     assert all(s.documents is None for s in report.health.segments)
     assert _found(report, Category.SEGMENT_CHANGE, "(segment tenant=delta)") is None
-    assert _found(report, Category.VOLUME_ANOMALY, "(segment tenant=delta)") is not None
+    # Five minutes after the last run, ~0.3 of delta's documents were due: none arriving is not yet an
+    # improbable count (issue 36's volume rule), so nothing is said of it, or of anyone, yet.
+    assert report.findings == []
 
 
 def test_a_contracts_segments_apply_when_the_run_names_none(tmp_path: Path) -> None:
