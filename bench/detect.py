@@ -5,7 +5,10 @@ Usage: python bench/detect.py [BENCH_DIR] [--only NAME ...] [--reports DIR] [--q
 
 BENCH_DIR defaults to ../shared/bench beside the repository. Each NAME.jsonl is audited with the
 heuristic planner exactly as ``argus audit --file NAME.jsonl --format json`` would, the report is
-scored with BENCH_DIR/score.py against NAME.truth.json, and a table with totals is printed.
+scored with BENCH_DIR/score.py against NAME.truth.json, and a table with totals is printed. A
+planted defect part of whose documents the values cannot tell apart has its honest count in
+``HONEST_COUNTS`` (with why): the target there is that count exactly; the table's counts stay the
+score's.
 ``--quick`` is a smoke run without BENCH_DIR: one generated 400-document collection with two planted
 defects, which must both be found and nothing else.
 """
@@ -31,6 +34,12 @@ from daemon.logs import configure_logging
 from daemon.sources import load_jsonl
 
 PLANTED = {"customers", "orders", "events", "products"}
+# Planted defects whose documents the values cannot all tell apart, with the count they honestly give
+# (docs/detection.md, "What the values cannot tell"): the target is that count exactly, not the truth's.
+# products.price: 5 at -10 and 4 at 99,999 are found; 3 at 0.0 lie within the floor of prices spread
+# evenly from 1.15 to 500 (a lognormal price field leaves zero further from its smallest values) and
+# are as many as hold 40.42, so neither a gap nor a point mass marks them.
+HONEST_COUNTS = {("products", "price"): 9}
 
 
 def _scorer(bench: Path):  # type: ignore[no-untyped-def]
@@ -64,6 +73,20 @@ def _quick(folder: Path) -> tuple[Path, Any]:
                 "false_positives": [k for k in seen if k not in planted]}
 
     return folder, score
+
+
+def _honest_counts(name: str, truth: dict[str, Any], report: dict[str, Any]) -> dict[str, tuple[int, int, int]]:
+    """For each of the collection's ``HONEST_COUNTS``: (the count reported, the honest target, the
+    truth's count). A field without a finding of an accepted category reports 0."""
+    out = {}
+    for defect in truth.get("defects", []):
+        honest = HONEST_COUNTS.get((name, defect["field"]))
+        if honest is None:
+            continue
+        counts = [f["affected_count"] or 0 for f in report["findings"]
+                  if f["field"] == defect["field"] and ("*" in defect["accept"] or f["category"] in defect["accept"])]
+        out[defect["field"]] = (max(counts, default=0), honest, defect["affected"])
+    return out
 
 
 def main() -> int:
@@ -103,6 +126,7 @@ def main() -> int:
         path.write_text(report.model_dump_json(indent=2))
         result = score(truth, json.loads(path.read_text()))
         outcome = report.outcome if report.documents_sampled else "sampled nothing"
+        result["honest"] = _honest_counts(name, truth, report.model_dump(mode="json"))
         rows.append((name, result, outcome, report.iterations, loaded - t0, done - loaded))
     print(f"{'collection':<11} {'found':>7} {'fp':>3} {'counts±10%':>10} {'findings':>8} {'outcome':>9} "
           f"{'iters':>5} {'load s':>7} {'audit s':>8}  missed / false positives")
@@ -118,6 +142,11 @@ def main() -> int:
         tot["fp"] += fps
         tot["count_ok"] += r["count_accurate"]
         ok &= outcome not in ("failed", "sampled nothing")
+        for field, (reported, honest, truth_count) in r["honest"].items():
+            met = reported == honest
+            print(f"{'':<11} {name}.{field}: {reported} counted, {honest} the values can tell of {truth_count} planted "
+                  f"({'met' if met else 'NOT met'}; see HONEST_COUNTS)")
+            r["count_accurate"] += met and abs(reported - truth_count) > 0.1 * truth_count
         if name in planted_names:
             ok &= r["found"] == r["defects"] and fps == 0 and r["count_accurate"] >= 0.9 * r["found"]
         else:
@@ -126,8 +155,8 @@ def main() -> int:
         print(f"nothing measured: no collection in {args.bench} matched", file=sys.stderr)
         return 2
     print(f"{'total':<11} {tot['found']:>3}/{tot['defects']:<3} {tot['fp']:>3} {tot['count_ok']:>6}/{tot['found']:<3}")
-    print(f"targets met: {'yes' if ok else 'NO'} (planted: all found, no false positive, >=90% counts within 10%; "
-          f"real: >=80% found, <=1 false positive)   reports in {reports}")
+    print(f"targets met: {'yes' if ok else 'NO'} (planted: all found, no false positive, >=90% counts within 10% "
+          f"or exactly the count HONEST_COUNTS gives; real: >=80% found, <=1 false positive)   reports in {reports}")
     return 0 if ok else 1
 
 

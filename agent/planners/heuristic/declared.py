@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 __all__ = ["steered"]
 
 _PROBE_CATEGORY = {"enum": Category.ENUM_VIOLATION, "duplicates": Category.DUPLICATE_VALUE,
-                   "fence_out": Category.OUTLIER_VALUE, "fence_in": Category.OUTLIER_VALUE}
+                   "fence_out": Category.OUTLIER_VALUE, "fence_in": Category.OUTLIER_VALUE,
+                   "number_set": Category.OUTLIER_VALUE}
 
 
 def steered(plan: _Plan, contract: Contract | None) -> _Plan:

@@ -39,7 +39,7 @@ from agent.planners.heuristic.names import NameHints, hints_for, optional
 from agent.planners.heuristic.presence import self_links, waits_for_its_event
 from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached, numeric_plan
 from agent.planners.heuristic.relations import intervals, products
-from agent.planners.heuristic.sets import few_values, moved_values
+from agent.planners.heuristic.sets import breaks, few_values, moved_values, outside_values
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.severity import severity_for
 from agent.state import AgentAction, AgentState, Observation
@@ -564,7 +564,8 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
         if probe.kind == "enum":
             check = _enum_check(probe.path, result)
         elif probe.kind == "number_set":
-            clause = _moved_clause(probe.path, result)
+            rules = [rule[probe.path] for rule in plan.outliers.get(probe.path, ([], [], False))[0]]
+            clause = _moved_clause(probe.path, result, rules)
             if clause is not None:
                 moved[probe.path] = clause
         elif probe.kind == "duplicates":
@@ -601,19 +602,24 @@ def _from_statistics(plan: _Plan, probes: list[_Probe], stats: list[StatsResult]
     return out
 
 
-def _moved_clause(path: str, result: StatsResult) -> tuple[dict[str, Any], str] | None:
-    """The values of a number field's set moved by a power of ten, from its exact value counts."""
+def _moved_clause(path: str, result: StatsResult, rules: list[dict[str, Any]]) -> tuple[dict[str, Any], str] | None:
+    """The values of a number field's set moved by a power of ten, or outside it (but for those the
+    field's range ``rules`` already report), from its exact value counts."""
     if result.capped or not isinstance(result.value, list):
         return None
     counts = [(float(item["value"]), int(item["count"])) for item in result.value
               if isinstance(item["value"], int | float) and not isinstance(item["value"], bool)]
     found = moved_values(counts)
-    if found is None:
-        return None
-    times = f"{10 ** abs(found.shift):,}"
-    size = f"{times} times" if found.shift > 0 else f"1/{times} of"
-    return ({path: {"$in": found.values}},
-            f"{size} a value of the field's few others (one unit written as another: a percent for a fraction)")
+    outside = [v for v in outside_values(counts) if (found is None or v not in found.values)
+               and not any(breaks(rule, v) for rule in rules)]
+    values, why = list(outside), (["a rare value outside the set of the field's few others"] if outside else [])
+    if found is not None:
+        times = f"{10 ** abs(found.shift):,}"
+        size = f"{times} times" if found.shift > 0 else f"1/{times} of"
+        values += found.values
+        why.insert(0, f"{size} a value of the field's few others "
+                      "(one unit written as another: a percent for a fraction)")
+    return ({path: {"$in": sorted(values)}}, "; ".join(why)) if values else None
 
 
 def _fence_reason(fence: Fence) -> str:

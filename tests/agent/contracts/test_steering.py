@@ -143,6 +143,23 @@ def test_a_declared_range_decides_a_unit_written_another_way(tmp_path: Path) -> 
                               ("tax_rate", "outlier_value"): (PERCENT_RATES, True)}
 
 
+def test_a_declared_range_on_a_few_valued_field_decides_its_rare_values(tmp_path: Path) -> None:
+    """A tier of 1 to 5 with 33 in three documents: the inferred set would find the 33s; with a
+    declared range the declared rule counts them, and the audit neither infers them a second time
+    nor fails (the set's statistic was still asked for a field whose inferred range was dropped)."""
+    docs = _sales()
+    rng = random.Random(3)
+    for d in docs:
+        d["tier"] = rng.choices([1, 2, 3, 4, 5], weights=[40, 25, 15, 12, 8])[0]
+    for d in docs[5:8]:
+        d["tier"] = 33
+    path = tmp_path / "sales.yaml"
+    path.write_text("fields:\n  tier: {min: 1, max: 5}\n")
+    report = _run(memory_collection(docs, "sales", database="shop"), load_contract(path, shown_as="sales.yaml"))
+    assert report.outcome == "succeeded"
+    assert _found(report) == {**{k: (n, False) for k, n in INFERRED.items()}, ("tier", "outlier_value"): (3, True)}
+
+
 def test_a_declared_type_list_silences_the_inferred_type_check(tmp_path: Path) -> None:
     docs = _sales()
     for d in docs[::50]:

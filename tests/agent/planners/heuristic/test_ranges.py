@@ -221,7 +221,7 @@ def _both(population: list[float], path: str, seed: int = 0) -> list[float]:
     ("days_until_arrival", lambda r: r.randint(-400, 60)),                       # the arrival has passed
     ("amount", lambda r: round(r.lognormvariate(4, 1), 2) * (-1 if r.random() < 0.7 else 1)),  # debits
     ("quantity", lambda r: r.choice([1, 2, 5, 10, 24]) * (-1 if r.random() < 0.6 else 1)),  # outbound stock
-    ("stock_movement", lambda r: r.choice([1, 2, 5, 10, 24]) * (-1 if r.random() < 0.3 else 1)),
+    ("net", lambda r: r.choice([1, 2, 5, 10, 24]) * (-1 if r.random() < 0.3 else 1)),
     ("balance_change", lambda r: round(r.gauss(0, 50), 2)),
 ])
 def test_signed_quantities_keep_their_negatives(path: str, values) -> None:  # type: ignore[no-untyped-def]
@@ -373,5 +373,5 @@ def test_sentinel_prices_far_below_and_above_a_log_normal_bulk_are_found(seed: i
     rng = random.Random(seed)
     population = [round(math.exp(rng.gauss(math.log(250_000), 0.5)), -2) for _ in range(3000)]
     population += [0, 1, 999_999_999] * 20
-    assert _both(population, "precio", seed) == [0, 1, 999_999_999]
-    assert _both(population[:3000], "precio", seed) == []
+    assert _both(population, "price", seed) == [0, 1, 999_999_999]
+    assert _both(population[:3000], "price", seed) == []

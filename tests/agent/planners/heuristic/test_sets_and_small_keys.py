@@ -60,6 +60,40 @@ def test_a_set_whose_members_are_powers_of_ten_apart_stays_quiet(
     assert _found(tmp_path, _set_field(random.Random(4), values, weights)) == {}
 
 
+@pytest.mark.parametrize(("values", "weights", "outsider"), [
+    ([1, 2, 3, 4, 5], [40, 25, 15, 12, 8], 33),                 # a status typed twice: 33 for 3
+    ([1, 2, 3, 4, 5], [40, 25, 15, 12, 8], 3.5),                # off the integers' grid
+    ([10, 20, 30, 40, 50], [40, 25, 15, 12, 8], 25),            # off the tens' grid
+    ([0.05, 0.1, 0.2], [50, 30, 20], 0.12),                     # a rate of none of the plans
+    ([100, 200, 300, 400], [40, 30, 20, 10], 250),
+])
+@pytest.mark.parametrize("seed", range(3, 6))
+def test_a_rare_value_outside_a_set_is_found_with_its_exact_count(
+        tmp_path: Path, values: list[float], weights: list[int], outsider: float, seed: int) -> None:
+    """Three documents in 3,000 (0.1%; the sample of 1,000 may hold none of them) hold a value the
+    set's members neither hold nor carry on: the whole collection's counts find exactly those."""
+    rng = random.Random(seed)
+    docs = _set_field(rng, values, weights)
+    for d in rng.sample(docs, 3):
+        d["f1"] = outsider
+    assert _found(tmp_path, docs) == {("f1", "outlier_value"): 3}
+
+
+@pytest.mark.parametrize(("values", "weights"), [
+    (list(range(9)), [300, 250, 200, 120, 60, 30, 12, 5, 2]),  # children per household: a long tail thinning out
+    ([0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 12], [200, 200, 180, 150, 100, 60, 30, 20, 10, 3, 1]),  # floors of a building
+    ([1, 2, 3, 4, 5], [3, 40, 150, 400, 407]),                 # 1-star ratings, rare, one step below the rest
+    ([1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5, 5], [2, 3, 10, 20, 60, 120, 300, 280, 205]),  # half stars
+    ([1, 2, 4, 8, 16], [100, 300, 400, 150, 1]),                # memory sizes: 16 carries on the doubling
+    ([0, 0.07, 0.16, 0.19], [100, 300, 1, 500]),                # a tax rate used for a few months
+    ([1, 2, 3, 4, 5, 7], [1200, 750, 450, 360, 240, 1]),        # 7 within the set's own spread past 5
+])
+@pytest.mark.parametrize("seed", range(3, 5))
+def test_a_rare_value_that_carries_a_set_on_stays_quiet(
+        tmp_path: Path, values: list[float], weights: list[int], seed: int) -> None:
+    assert _found(tmp_path, _set_field(random.Random(seed), values, weights)) == {}
+
+
 @pytest.mark.parametrize("size", [2000, 4000])
 def test_two_duplicated_emails_in_a_few_thousand_documents_are_found(tmp_path: Path, size: int) -> None:
     """Two values written twice in 4,000 documents (0.1%): chance expects a hundredth of a
