@@ -17,6 +17,7 @@ from agent.history import RunDiff
 from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
 from agent.secrets import SECRETS
+from agent.shapes.models import Shapes
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, UnansweredCheck, Verdict
 from agent.tools.accounting import DatabaseCost
 from agent.tools.registry import ActionName
@@ -105,6 +106,8 @@ class AuditReport(BaseModel):
                                                             "measured during this run")
     contract: ContractReport | None = Field(None, description="each declared rule of the run's contract with its "
                                                               "result; None for a run without a contract")
+    shapes: Shapes | None = Field(None, description="the collection's shapes (discriminator, each shape's paths and "
+                                                     "share), type mixes and renamed fields, from the sample")
     _replay_evidence: dict[UUID, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     @property
