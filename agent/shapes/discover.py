@@ -19,8 +19,8 @@ from typing import Any
 
 from bson import ObjectId
 
+from agent.engine.values import bson_type as engine_bson_type
 from agent.shapes.models import Rename, Shape, ShapePath, Shapes, TypeMix
-from agent.tools.profiling import bson_type
 
 __all__ = ["MIN_DOCUMENTS", "discover", "form_of"]
 
@@ -42,7 +42,10 @@ _FAMILY = {"int": "number", "long": "number", "double": "number", "decimal": "nu
 
 
 def _family(value: Any) -> str:
-    kind = bson_type(value)
+    try:
+        kind = engine_bson_type(value)
+    except TypeError:
+        kind = "unknown"
     return _FAMILY.get(kind, kind)
 
 
@@ -289,7 +292,8 @@ def _rename(docs: list[_Doc], a: str, b: str, held: dict[str, list[int]], parent
     olds, news = (sa, sb) if old == a else (sb, sa)
     values_old, values_new = (values_a, values_b) if old == a else (values_b, values_a)
     overlap = len(values_old & values_new) / len(values_new) if values_new else 0.0
-    boundary = docs[ordered[at]].time if at < len(ordered) else None
+    before, after = docs[ordered[at - 1]].time, docs[ordered[at]].time if at < len(ordered) else None
+    boundary = before + (after - before) / 2 if before is not None and after is not None else None  # between them
     return Rename(old=old, new=new, boundary=boundary, old_sampled=len(olds), new_sampled=len(news),
                   value_overlap=round(overlap, 4), separation=round(separation, 4))
 

@@ -46,7 +46,8 @@ class TypeMix(BaseModel):
     sampled: dict[str, int] = Field(description="type -> sampled values (elements) of that type")
     counted: dict[str, int] | None = Field(None, description="type -> documents holding it, over the collection")
     last_written: dict[str, datetime] = Field(
-        default_factory=dict, description="type -> the newest document holding that form, by its ObjectId's time")
+        default_factory=dict, description="type -> when the newest document holding that form was written (its "
+                                          "ObjectId's time, over the collection once measured, else in the sample)")
 
 
 class Rename(BaseModel):
@@ -61,7 +62,6 @@ class Rename(BaseModel):
                                              "held (compared by hash; never quoted)")
     separation: float = Field(description="the smaller of the shares of the old name's sampled documents before "
                                           "the boundary and of the new name's after it")
-    old_count: int | None = Field(None, description="documents still using the old name, counted")
 
 
 class ShapeCounts(BaseModel):
@@ -70,6 +70,8 @@ class ShapeCounts(BaseModel):
 
     shapes: list[int | None] = Field(default_factory=list)
     mixes: list[dict[str, int] | None] = Field(default_factory=list)
+    newest: list[dict[str, datetime]] = Field(default_factory=list, description="per type mix: type -> the time of "
+                                                                               "the newest document holding it")
 
 
 class Shapes(BaseModel):
@@ -89,7 +91,9 @@ class Shapes(BaseModel):
             return self
         return self.model_copy(update={
             "shapes": [s.model_copy(update={"count": n}) for s, n in zip(self.shapes, counts.shapes, strict=True)],
-            "mixes": [m.model_copy(update={"counted": n}) for m, n in zip(self.mixes, counts.mixes, strict=True)]})
+            "mixes": [m.model_copy(update={"counted": n, "last_written": {**m.last_written, **newest}})
+                      for m, n, newest in zip(self.mixes, counts.mixes, counts.newest or [{} for _ in self.mixes],
+                                              strict=True)]})
 
     def shape_of(self, value: Any) -> Shape | None:
         return next((s for s in self.shapes if s.value == value), None)

@@ -12,13 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
+from bson import ObjectId
+
+from agent.ejson import decode, encode
 from agent.shapes.discover import SPECIFIC_IN, SPECIFIC_OUT
 from agent.shapes.models import Rename, ShapeCounts, Shapes
+from agent.tools.models import StatsResult
 
-__all__ = ["MIN_SAMPLED", "Scope", "count_queries", "counted", "rename_lead", "scopes"]
+__all__ = ["MIN_SAMPLED", "Scope", "count_queries", "counted", "newest_stats", "rename_lead", "scopes", "with_newest"]
 
 MIN_SAMPLED = 5
 _ALIAS = {"number": "number", "string": "string", "object": "object", "array": "array", "bool": "bool",
@@ -89,6 +93,32 @@ def counted(shapes: Shapes | None, count: Callable[[dict[str, Any]], int | None]
         exact = {t: n for t, n in numbers.items() if n is not None}
         mixes.append(exact if len(exact) == len(numbers) else None)
     return ShapeCounts(shapes=found, mixes=mixes)
+
+
+def newest_stats(shapes: Shapes | None) -> list[dict[str, Any]]:
+    """Statistics for the second pass: the newest ``_id`` holding each form of a type mix, when
+    the sampled documents' ``_id`` are ObjectIds (their time is when they were written)."""
+    if shapes is None:
+        return []
+    return [{"field": "_id", "operation": "max", "filter": encode({mix.path: {"$type": _ALIAS[t]}})}
+            for mix in shapes.mixes if mix.last_written for t in mix.sampled if t in _ALIAS and t != "null"]
+
+
+def with_newest(counts: ShapeCounts | None, shapes: Shapes | None, results: list[StatsResult]) -> ShapeCounts | None:
+    """``counts`` with the times ``newest_stats`` measured (``results`` in their order)."""
+    if counts is None or shapes is None:
+        return counts
+    found = iter(results)
+    newest: list[dict[str, datetime]] = []
+    for mix in shapes.mixes:
+        times: dict[str, datetime] = {}
+        for t in (t for t in mix.sampled if t in _ALIAS and t != "null") if mix.last_written else ():
+            result = next(found, None)
+            value = decode(result.value) if result is not None and result.error is None else None
+            if isinstance(value, ObjectId):
+                times[t] = value.generation_time.astimezone(UTC)
+        newest.append(times)
+    return counts.model_copy(update={"newest": newest})
 
 
 def rename_lead(rename: Rename) -> str:

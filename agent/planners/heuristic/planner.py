@@ -45,7 +45,7 @@ from agent.privacy import categorical_values
 from agent.severity import severity_for
 from agent.shapes.models import ShapeCounts, Shapes
 from agent.shapes.privacy import for_report
-from agent.shapes.scoping import count_queries, rename_lead, scopes
+from agent.shapes.scoping import count_queries, newest_stats, rename_lead, scopes, with_newest
 from agent.shapes.scoping import counted as by_count
 from agent.state import AgentAction, AgentState, Observation
 from agent.tools.elements import per_element as _per_element
@@ -236,9 +236,12 @@ class HeuristicPlanner:
             self._shape_counts = by_count(schema.shapes, lambda q: counts.get(filter_key(encode(q))))
         # A fence's gap is measured only when something lies beyond it.
         probes = plan.probes + [p for q, pair in plan.fences if counts.get(filter_key(encode(q)), 0) for p in pair]
-        measured = yield from self._batch([], [p.spec for p in probes], f"compute {len(probes)} statistics in one pass")
+        newest = newest_stats(schema.shapes) if probes else []  # when each type mix's form was last written
+        measured = yield from self._batch([], [p.spec for p in probes] + newest,
+                                          f"compute {len(probes)} statistics in one pass")
         if measured is not None:  # a verified fence widens the hard rules' evidence: it goes first
-            confirmed = _from_statistics(plan, probes, measured.stats, size) + confirmed
+            confirmed = _from_statistics(plan, probes, measured.stats[:len(probes)], size) + confirmed
+            self._shape_counts = with_newest(self._shape_counts, schema.shapes, measured.stats[len(probes):])
         confirmed = _one_per_field_and_category(confirmed)
         if confirmed:
             second = yield from self._batch([c.query for c in confirmed], [],
@@ -358,6 +361,13 @@ def _by_shape(plan: _Plan, shapes: Shapes | None, named: Shapes | None) -> None:
                 optional=optional(path), within=scope.within, scope=scope.label,
                 description=f"have no value for {path}, which the shape's other documents carry",
                 hypothesis="a writer of this shape omits the field or writes null"))
+    # Below a field written as a string in some documents and an object in others, a value is
+    # missing only where the field is an object: the string form is a type mix, reported as one.
+    objects = {m.path for m in shapes.mixes if not m.elements and "object" in m.sampled}
+    for check in plan.checks:
+        parent = _parent(check.path)
+        if check.category == Category.NULL_RATE and parent in objects and check.query.get(parent) == {"$exists": True}:
+            check.query = {**check.query, parent: {"$type": "object"}}
 
 
 def _one_per_field_and_category(checks: list[_Check]) -> list[_Check]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from bson import ObjectId
 
-__all__ = ["START", "oid_at", "payments", "renamed_orders"]
+__all__ = ["START", "customers", "oid_at", "payments", "renamed_orders"]
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -53,5 +53,21 @@ def renamed_orders(n: int = 1000, *, at: int = 600, seed: int = 11) -> list[dict
         doc: dict[str, Any] = {"_id": oid_at(START + timedelta(minutes=i), i), "total": round(rnd.uniform(1, 90), 2),
                                "status": rnd.choice(["open", "paid", "shipped"])}
         doc["customerId" if i < at else "customer_id"] = customer
+        docs.append(doc)
+    return docs
+
+
+def customers(n: int = 1000, *, strings_until: int = 300, seed: int = 5) -> list[dict[str, Any]]:
+    """Customers one minute apart whose ``address`` is a string up to document ``strings_until``
+    and an object after; every fifth one's ``tags`` mix strings, numbers and an object."""
+    rnd = random.Random(seed)
+    docs = []
+    for i in range(n):
+        city = rnd.choice(["Lyon", "Graz", "Turin", "Ghent"])
+        street = f"{rnd.randrange(1, 200)} Main St"
+        doc: dict[str, Any] = {"_id": oid_at(START + timedelta(minutes=i), i), "name": f"N{rnd.randrange(10**6)}",
+                               "address": f"{street}, {city}" if i < strings_until else {"street": street,
+                                                                                          "city": city},
+                               "tags": ["new", "eu"] if i % 5 else ["vip", 3, {"source": "import"}]}
         docs.append(doc)
     return docs

@@ -59,3 +59,14 @@ def test_shapes_ride_in_the_passes_an_audit_makes_anyway(make_target: Any) -> No
 
     assert len(shaped.findings) == len(plain.findings) == 1
     assert shaped.database_cost.passes == plain.database_cost.passes == 4
+
+
+def test_the_stored_run_keeps_the_shapes(make_target: Any, store: Any) -> None:
+    report = run_audit(make_target(payments(2000)), HeuristicPlanner())
+
+    store.save_report(report)
+    stored = store.get_report(report.run_id).shapes
+
+    assert stored is not None and stored.summary() == ("3 shapes by `method`: card 60% (card, card.brand, "
+                                                       "card.last4), iban 37% (bic, iban), cash 3%")
+    assert [s.count for s in stored.shapes] == [1200, 740, 60]
