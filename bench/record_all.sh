@@ -21,6 +21,7 @@ declare -a RUNS=(
   "filespeed|python bench/filespeed.py"
   "parity|python bench/parity.py"
   "contracts|python bench/contracts.py"
+  "shapes|python bench/shapes.py"
   "scope|python bench/scope.py --sizes 100000 1000000 --full"
   "prompts|python bench/prompts.py"
   "store|python bench/store.py"

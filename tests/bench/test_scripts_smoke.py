@@ -86,3 +86,13 @@ def test_contracts_round_trip_finds_the_planted_defects_and_passes_the_clean_cop
 def test_contracts_without_a_bench_says_so_and_exits_one(tmp_path: Path) -> None:
     done = _run("bench/contracts.py", str(tmp_path))
     assert done.returncode == 1 and "nothing measured" in done.stderr
+
+
+def test_shapes_prints_precision_and_recall_of_each_measure() -> None:
+    done = _run("bench/shapes.py", "--quick", "--cases", "payments", "readings", "contacts")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "(a) discriminator discovery: precision 1.00 recall 1.00 (tp 1, fp 0, fn 0)" in lines
+    assert "(b) missing values, per shape: precision 1.00 recall 1.00 (tp 2, fp 0, fn 0)" in lines
+    assert "(c) renames: precision 1.00 recall 1.00 (tp 1, fp 0, fn 0)" in lines
+    assert any(line.startswith("throughput: per shape ") for line in lines)

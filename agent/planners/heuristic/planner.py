@@ -179,8 +179,9 @@ class HeuristicPlanner:
     name = "heuristic"
     model: str | None = None
 
-    def __init__(self, *, clock: Clock | None = None) -> None:
+    def __init__(self, *, clock: Clock | None = None, shapes: bool = True) -> None:
         self._clock = clock or SystemClock()
+        self._by_shape = shapes  # False: every rule judged over the whole collection (bench/shapes.py compares)
         self._proc: Steps | None = None
         self._notes: list[str] = []  # checks the audit skipped, and why: its conclusion hands them to the report
         self._counts: dict[str, int] = {}  # the first pass's counts, by filter key
@@ -219,7 +220,8 @@ class HeuristicPlanner:
         plan = steered(_hypotheses(fields, now, collection=state.collection, size=schema.collection_size,
                                    sampled=schema.documents_sampled, history=state.historical_context),
                        state.contract)
-        _by_shape(plan, schema.shapes, for_report(schema.shapes, state.options.privacy, categorical_values(schema)))
+        if self._by_shape:
+            _by_shape(plan, schema.shapes, for_report(schema.shapes, state.options.privacy, categorical_values(schema)))
         self._notes = plan.notes
         queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences] + plan.counted)
         counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
@@ -236,7 +238,7 @@ class HeuristicPlanner:
             self._shape_counts = by_count(schema.shapes, lambda q: counts.get(filter_key(encode(q))))
         # A fence's gap is measured only when something lies beyond it.
         probes = plan.probes + [p for q, pair in plan.fences if counts.get(filter_key(encode(q)), 0) for p in pair]
-        newest = newest_stats(schema.shapes) if probes else []  # when each type mix's form was last written
+        newest = newest_stats(schema.shapes) if probes and self._by_shape else []  # each form's last write
         measured = yield from self._batch([], [p.spec for p in probes] + newest,
                                           f"compute {len(probes)} statistics in one pass")
         if measured is not None:  # a verified fence widens the hard rules' evidence: it goes first
