@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from agent.findings import Category, Severity
 from agent.health.models import FieldHealth, HealthSnapshot
+from agent.shapes.models import Shapes
 
 __all__ = [
     "DiffEntry",
@@ -155,6 +156,7 @@ class HistoricalContext(BaseModel):
     batch_checks: dict[str, int] = Field(default_factory=dict, description="checks a batched pass of each kind "
                                          "carried within the time limit in the latest run that learned it: this "
                                          "run's first pass sizes")
+    shapes: list[Shapes] = Field(default_factory=list, description="earlier runs' shapes (as stored), newest first")
 
     def label_for(self, fp: str) -> LabelSummary | None:
         return self.labels.get(fp)

@@ -43,6 +43,7 @@ from agent.planners.heuristic.sets import few_values, moved_values
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
 from agent.privacy import categorical_values
 from agent.severity import severity_for
+from agent.shapes.drift import drift
 from agent.shapes.models import ShapeCounts, Shapes
 from agent.shapes.privacy import for_report
 from agent.shapes.scoping import count_queries, newest_stats, rename_lead, scopes, with_newest
@@ -221,7 +222,8 @@ class HeuristicPlanner:
                                    sampled=schema.documents_sampled, history=state.historical_context),
                        state.contract)
         if self._by_shape:
-            _by_shape(plan, schema.shapes, for_report(schema.shapes, state.options.privacy, categorical_values(schema)))
+            _by_shape(plan, schema.shapes, for_report(schema.shapes, state.options.privacy, categorical_values(schema)),
+                      state.historical_context)
         self._notes = plan.notes
         queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences] + plan.counted)
         counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
@@ -332,13 +334,19 @@ def _base(check: _Check, counts: dict[str, int], size: int) -> int:
     return counts.get(filter_key(encode(check.within)), size)
 
 
-def _by_shape(plan: _Plan, shapes: Shapes | None, named: Shapes | None) -> None:
+def _by_shape(plan: _Plan, shapes: Shapes | None, named: Shapes | None, history: Any = None) -> None:
     """Judge the null-rate, type and value-set checks of a path that belongs to some shapes
     among those shapes' documents; one rename finding replaces a null-rate rise on the old name
     and schema drift on the new (``agent.shapes``)."""
     if shapes is None:
         return
     plan.counted = count_queries(shapes)
+    if isinstance(history, HistoricalContext) and named is not None:
+        moved, gone = drift(shapes, named, history.shapes)
+        plan.notes += gone
+        plan.checks += [_Check(shapes.discriminator or "", Category.SCHEMA_DRIFT, d.query, description=d.description,
+                               hypothesis="a release added, retired or redirected a kind of document")
+                        for d in moved]
     renamed = {p for r in shapes.renames for p in (r.old, r.new)}
     plan.checks = [c for c in plan.checks if not (c.path in renamed and c.category in (Category.NULL_RATE,
                                                                                         Category.SCHEMA_DRIFT))]

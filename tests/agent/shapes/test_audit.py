@@ -9,6 +9,7 @@ from agent.findings import Category
 from agent.loop import run_audit
 from agent.options import AuditOptions
 from agent.planners.heuristic import HeuristicPlanner
+from daemon.store import CollectionRef
 from tests.agent.shapes.collections import payments
 
 
@@ -70,3 +71,6 @@ def test_the_stored_run_keeps_the_shapes(make_target: Any, store: Any) -> None:
     assert stored is not None and stored.summary() == ("3 shapes by `method`: card 60% (card, card.brand, "
                                                        "card.last4), iban 37% (bic, iban), cash 3%")
     assert [s.count for s in stored.shapes] == [1200, 740, 60]
+    # the next audit of the collection compares its shapes with these
+    history = store.history(CollectionRef(report.connection, report.database, report.collection))
+    assert [h.summary() for h in history.shapes] == [stored.summary()]
