@@ -10,7 +10,6 @@ explains less than half of that variation is no discriminator: the collection ha
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
@@ -41,7 +40,13 @@ MAX_ELEMENTS = 50
 _FAMILY = {"int": "number", "long": "number", "double": "number", "decimal": "number"}
 
 
+_PLAIN = {str: "string", int: "number", float: "number", bool: "bool"}
+
+
 def _family(value: Any) -> str:
+    plain = _PLAIN.get(type(value))
+    if plain is not None:
+        return plain
     try:
         kind = engine_bson_type(value)
     except TypeError:
@@ -59,20 +64,44 @@ def form_of(value: Any, depth: int = 0) -> str:
 
 
 class _Doc:
-    """One sampled document as shape discovery sees it."""
+    """One sampled document as shape discovery sees it. Few objects per document: a sample of
+    10,000 documents of 200 paths would otherwise keep the garbage collector busy."""
 
-    __slots__ = ("elements", "forms", "scalars", "time", "values")
+    __slots__ = ("elements", "form", "more", "raw", "scalars", "time")
 
-    def __init__(self) -> None:
-        self.forms: dict[str, set[str]] = defaultdict(set)   # path -> forms of its non-null values
+    def __init__(self, raw: dict[str, Any]) -> None:
+        self.raw = raw
+        self.form: dict[str, str] = {}                        # path -> the form of its (first) non-null value
+        self.more: dict[str, set[str]] = {}                   # path -> every form, where an array gives several
         self.scalars: dict[str, Any] = {}                     # path -> value, for paths outside arrays
-        self.values: dict[str, set[str]] = defaultdict(set)  # path -> hashes of its values
-        self.elements: dict[str, Counter[str]] = defaultdict(Counter)  # array path -> element types
+        self.elements: dict[str, Counter[str]] = {}           # array path -> element types
         self.time: datetime | None = None
 
+    def add(self, path: str, form: str) -> None:
+        first = self.form.setdefault(path, form)
+        if first != form:
+            self.more.setdefault(path, {first}).add(form)
 
-def _digest(value: Any) -> str:
-    return hashlib.blake2b(repr(value).encode(), digest_size=8).hexdigest()
+
+def _values(doc: Any, parts: list[str]) -> Iterable[Any]:
+    """The scalar values at a dotted path, through arrays (as a filter reaches them)."""
+    if isinstance(doc, list):
+        for item in doc[:MAX_ELEMENTS]:
+            yield from _values(item, parts)
+        return
+    if not parts:
+        if doc is not None and not isinstance(doc, dict):
+            yield doc
+        return
+    if isinstance(doc, dict) and parts[0] in doc:
+        yield from _values(doc[parts[0]], parts[1:])
+
+
+def _digest(value: Any) -> int:
+    try:
+        return hash((type(value).__name__, value))
+    except TypeError:  # an unhashable BSON value (a binary's bytes are hashable; a regex may not be)
+        return hash(repr(value))
 
 
 def _walk(doc: dict[str, Any], prefix: str, out: _Doc, in_array: bool, depth: int) -> None:
@@ -82,17 +111,16 @@ def _walk(doc: dict[str, Any], prefix: str, out: _Doc, in_array: bool, depth: in
         path = prefix + str(key)
         if value is None:
             continue
-        form = form_of(value)
-        out.forms[path].add(form)
-        if not isinstance(value, dict | list):
-            out.values[path].add(_digest(value))
-            if not in_array and isinstance(value, str | int | bool) and not isinstance(value, float):
-                out.scalars[path] = value
+        form = _PLAIN.get(type(value)) or form_of(value)
+        out.add(path, form)
+        if not in_array and type(value) in (str, int, bool):
+            out.scalars[path] = value
         if isinstance(value, dict):
             _walk(value, path + ".", out, in_array, depth + 1)
         elif isinstance(value, list):
+            kinds = out.elements.setdefault(path, Counter())
             for item in value[:MAX_ELEMENTS]:
-                out.elements[path][_family(item)] += 1
+                kinds[_family(item)] += 1
                 if isinstance(item, dict):
                     _walk(item, path + ".", out, True, depth + 1)
 
@@ -100,7 +128,7 @@ def _walk(doc: dict[str, Any], prefix: str, out: _Doc, in_array: bool, depth: in
 def _read(documents: Iterable[dict[str, Any]]) -> list[_Doc]:
     docs = []
     for document in documents:
-        d = _Doc()
+        d = _Doc(document)
         _walk(document, "", d, False, 0)
         oid = document.get("_id")
         if isinstance(oid, ObjectId):
@@ -113,20 +141,27 @@ def _h(p: float) -> float:
     return 0.0 if p <= 0.0 or p >= 1.0 else -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
 
 
-def _features(docs: list[_Doc]) -> dict[str, list[bool]]:
-    """Per feature (a path, or a path's form when the path has several), which documents hold it."""
+def _features(docs: list[_Doc]) -> dict[str, int]:
+    """Per feature (a path, or a path's form when the path has several), the documents holding it
+    as a bit mask (bit ``i``: document ``i``): counting within a shape is one ``&`` and a popcount."""
     forms: dict[str, set[str]] = defaultdict(set)
-    for d in docs:
-        for path, fs in d.forms.items():
-            forms[path] |= fs
-    out: dict[str, list[bool]] = {}
+    masks: dict[str, int] = defaultdict(int)
+    for i, d in enumerate(docs):
+        bit = 1 << i
+        for path, form in d.form.items():
+            fs = d.more.get(path) or (form,)
+            forms[path].update(fs)
+            masks[path] |= bit
+            for one in fs:
+                masks[f"{path}: {one}"] |= bit
+    out: dict[str, int] = {}
     for path in sorted(forms):
         if path == "_id" or path.startswith("_id."):
             continue
-        out[path] = [path in d.forms for d in docs]
+        out[path] = masks[path]
         if len(forms[path]) > 1:
             for form in sorted(forms[path]):
-                out[f"{path}: {form}"] = [form in d.forms.get(path, ()) for d in docs]
+                out[f"{path}: {form}"] = masks[f"{path}: {form}"]
     return out
 
 
@@ -143,28 +178,39 @@ def _candidates(docs: list[_Doc]) -> list[str]:
                   and 2 <= len(values[p]) <= min(MAX_VALUES, VALUES_PER_DOCUMENT * n))
 
 
-def _explained(docs: list[_Doc], path: str, features: dict[str, list[bool]]) -> tuple[float, float]:
+def _groups(docs: list[_Doc], path: str) -> dict[Any, int]:
+    """The documents of each value of ``path`` (absent: its own group), as bit masks."""
+    groups: dict[Any, int] = defaultdict(int)
+    for i, d in enumerate(docs):
+        value = d.scalars.get(path)
+        groups[(type(value).__name__, value)] |= 1 << i
+    return groups
+
+
+def _own(name: str, path: str) -> bool:
+    return name == path or name.startswith(path + ".") or name.startswith(path + ":")
+
+
+def _explained(docs: list[_Doc], path: str, features: dict[str, int]) -> tuple[float, float]:
     """(entropy removed, entropy there was) over ``features`` by knowing ``path``'s value; the removal
     expected by chance from as many values is taken off each feature's."""
-    groups: dict[Any, list[int]] = defaultdict(list)
-    for i, d in enumerate(docs):
-        groups[(type(d.scalars.get(path)).__name__, d.scalars.get(path))].append(i)
+    groups = [(mask, mask.bit_count()) for mask in _groups(docs, path).values()]
     n = len(docs)
     chance = (len(groups) - 1) / (2 * n * math.log(2))
     removed = total = 0.0
     for name, held in features.items():
-        if name == path or name.startswith(path + ".") or name.startswith(path + ":"):
+        if _own(name, path):
             continue
-        before = _h(sum(held) / n)
+        before = _h(held.bit_count() / n)
         if before == 0.0:
             continue
-        after = sum(len(ix) / n * _h(sum(held[i] for i in ix) / len(ix)) for ix in groups.values())
+        after = sum(size / n * _h((held & mask).bit_count() / size) for mask, size in groups)
         total += before
         removed += max(0.0, before - after - chance)
     return removed, total
 
 
-def _shapes(docs: list[_Doc], path: str, features: dict[str, list[bool]]) -> list[Shape]:
+def _shapes(docs: list[_Doc], path: str, features: dict[str, int]) -> list[Shape]:
     groups: dict[Any, list[int]] = defaultdict(list)
     for i, d in enumerate(docs):
         if path in d.scalars:
@@ -173,23 +219,26 @@ def _shapes(docs: list[_Doc], path: str, features: dict[str, list[bool]]) -> lis
     order = sorted(groups.items(), key=lambda kv: (-len(kv[1]), str(kv[0])))
     out = []
     for value, ix in order:
-        inside = set(ix)
+        inside = 0
+        for i in ix:
+            inside |= 1 << i
         others = n - len(ix)
         specific = []
         for name, held in features.items():
-            if name == path or name.startswith(path + ".") or name.startswith(path + ":"):
+            if _own(name, path):
                 continue
-            here = sum(held[i] for i in ix) / len(ix)
-            there = (sum(held) - sum(held[i] for i in ix)) / others if others else 0.0
-            if here >= SPECIFIC_IN and there <= SPECIFIC_OUT:
+            here = (held & inside).bit_count()
+            there = (held.bit_count() - here) / others if others else 0.0
+            if here / len(ix) >= SPECIFIC_IN and there <= SPECIFIC_OUT:
                 specific.append(name)
         paths: dict[str, Counter[str]] = defaultdict(Counter)
         present: Counter[str] = Counter()
-        for i in inside:
-            for p, forms in docs[i].forms.items():
+        for i in ix:
+            d = docs[i]
+            for p, form in d.form.items():
                 if p != "_id":
                     present[p] += 1
-                    paths[p].update(forms)
+                    paths[p].update(d.more.get(p) or (form,))
         # A path's forms are named only where they are what sets the shape apart.
         specific = [s for s in specific if ": " not in s or s.split(": ", 1)[0] not in specific]
         out.append(Shape(
@@ -204,8 +253,8 @@ def _mixes(docs: list[_Doc]) -> list[TypeMix]:
     elements: dict[str, Counter[str]] = defaultdict(Counter)
     newest: dict[tuple[str, bool, str], datetime] = {}
     for d in docs:
-        for path, forms in d.forms.items():
-            for form in forms:
+        for path, first in d.form.items():
+            for form in d.more.get(path) or (first,):
                 kind = form.split("<", 1)[0]
                 values[path][kind] += 1
                 _newer(newest, (path, False, kind), d.time)
@@ -242,18 +291,20 @@ def _renames(docs: list[_Doc], shaped: set[str], discriminator: str | None) -> l
         return []
     held: dict[str, list[int]] = defaultdict(list)
     for i, d in enumerate(timed):
-        for path in d.forms:
+        for path in d.form:
             held[path].append(i)
     parents: Counter[str] = Counter()
     for d in timed:
-        parents.update({_parent(p) for p in d.forms})
+        parents.update({_parent(p) for p in d.form})
     parents[""] = len(timed)
     found: list[Rename] = []
+    # A name in (nearly) every document its parent holds was not renamed within the sample.
     paths = sorted(p for p in held if p != "_id" and p != discriminator and p not in shaped
-                   and len(held[p]) >= max(3, 0.02 * len(timed)))
+                   and max(3, 0.02 * len(timed)) <= len(held[p]) <= (1 - RENAME_OVERLAP) * parents[_parent(p)])
     for a in paths:
         for b in paths:
-            if a >= b or _parent(a) != _parent(b) or a.startswith(b + ".") or b.startswith(a + "."):
+            if a >= b or _parent(a) != _parent(b) or a.startswith(b + ".") or b.startswith(a + ".") \
+                    or len(held[a]) + len(held[b]) < RENAME_COVER * parents[_parent(a)]:
                 continue
             rename = _rename(timed, a, b, held, parents[_parent(a)])
             if rename is not None:
@@ -273,12 +324,12 @@ def _rename(docs: list[_Doc], a: str, b: str, held: dict[str, list[int]], parent
     union = sa | sb
     if len(sa & sb) > RENAME_OVERLAP * len(union) or len(union) < RENAME_COVER * parent:
         return None
-    kinds_a = Counter(f.split("<", 1)[0] for i in sa for f in docs[i].forms[a])
-    kinds_b = Counter(f.split("<", 1)[0] for i in sb for f in docs[i].forms[b])
+    kinds_a = Counter(docs[i].form[a].split("<", 1)[0] for i in sa)
+    kinds_b = Counter(docs[i].form[b].split("<", 1)[0] for i in sb)
     if kinds_a.most_common(1)[0][0] != kinds_b.most_common(1)[0][0]:
         return None
-    values_a = set().union(*(docs[i].values.get(a, set()) for i in sa))
-    values_b = set().union(*(docs[i].values.get(b, set()) for i in sb))
+    values_a = {_digest(v) for i in sa for v in _values(docs[i].raw, a.split("."))}
+    values_b = {_digest(v) for i in sb for v in _values(docs[i].raw, b.split("."))}
     if values_a and values_b:  # as varied: an id does not turn into a flag
         ratio_a, ratio_b = len(values_a) / len(sa), len(values_b) / len(sb)
         if max(ratio_a, ratio_b) > 3 * min(ratio_a, ratio_b) + 0.05:
