@@ -40,3 +40,21 @@ def test_a_low_cardinality_field_that_predicts_nothing_is_no_discriminator() -> 
 
     assert shapes.discriminator is None and shapes.shapes == []
     assert shapes.summary() == "one shape"
+
+
+def test_geojson_geometry_types_are_shapes_by_how_deep_coordinates_nest() -> None:
+    docs = []
+    for i in range(300):
+        kind = ("Point", "LineString", "Polygon")[i % 3]
+        coordinates = {"Point": [4.9, 52.3], "LineString": [[4.9, 52.3], [4.91, 52.31]],
+                       "Polygon": [[[4.9, 52.3], [4.91, 52.3], [4.91, 52.31], [4.9, 52.3]]]}[kind]
+        docs.append({"type": "Feature", "geometry": {"type": kind, "coordinates": coordinates},
+                     "properties": {"id": i}})
+
+    shapes = discover(docs)
+
+    assert shapes.discriminator == "geometry.type"
+    assert [(s.label, s.sampled, s.specific) for s in shapes.shapes] == [
+        ("LineString", 100, ["geometry.coordinates: array<array<number>>"]),
+        ("Point", 100, ["geometry.coordinates: array<number>"]),
+        ("Polygon", 100, ["geometry.coordinates: array<array<array<number>>>"])]
