@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 from agent.custom_metrics.models import MetricPoint
 from agent.findings import Category, Severity
 from agent.health.models import FieldHealth, HealthSnapshot
+from agent.shapes.models import Shapes
 
 __all__ = [
     "DiffEntry",
@@ -161,6 +162,7 @@ class HistoricalContext(BaseModel):
     metrics: dict[str, list[MetricPoint]] = Field(default_factory=dict, description="metric name -> the values "
                                                   "earlier runs of the schedule stored (the baselines of "
                                                   "anomaly: true)")
+    shapes: list[Shapes] = Field(default_factory=list, description="earlier runs' shapes (as stored), newest first")
 
     def label_for(self, fp: str) -> LabelSummary | None:
         return self.labels.get(fp)

@@ -55,6 +55,7 @@ from agent.segments.findings import hidden_null_rates, segment_health_findings, 
 from agent.segments.health import changes as segment_changes
 from agent.segments.health import judge as judge_segments
 from agent.segments.passes import SegmentPass, null_fields, segment_pass
+from agent.shapes.privacy import for_report
 from agent.state import AgentState, DismissedFinding, Observation, QueryRecord, UnansweredCheck
 from agent.tools import get_stats, run_query, schema_sample
 from agent.tools.accounting import DatabaseCost
@@ -309,6 +310,7 @@ def _step(state: AgentState, target: AuditTarget, planner: Planner, gates: GateS
             entry.outcome = "concluded"
             if isinstance(proposed.params, ConcludeInput):
                 state.planner_notes = list(proposed.params.notes)
+                state.shape_counts = proposed.params.shape_counts
     else:
         _read(state, target, proposed, entry)
     entry.duration_ms = round((time.perf_counter() - t0) * 1000, 3)
@@ -725,6 +727,9 @@ def _build_report(state: AgentState, planner: Planner, trace: list[TraceEntry], 
         evaluations=state.evaluation_records, token_usage=llm.total if llm else state.total_usage,
         cost_usd=round(llm.cost_usd, 6) if llm else 0.0, llm=llm.report() if llm else None, notes=notes,
         database_cost=cost, contract=contract, unanswered_checks=list(state.unanswered),
+        shapes=for_report(state.schema.shapes.with_counts(state.shape_counts)
+                          if state.schema is not None and state.schema.shapes is not None else None,
+                          state.options.privacy, masker.categorical),
     )
     # Replay needs the evidence as it was run: kept in memory only, for the next run in this process.
     report.replay_evidence.update({raw.id: raw.evidence_query for raw, written in zip(state.findings, findings,

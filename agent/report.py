@@ -18,6 +18,7 @@ from agent.history import RunDiff
 from agent.llm.usage import LLMSummary
 from agent.options import AuditOptions
 from agent.secrets import SECRETS
+from agent.shapes.models import Shapes
 from agent.state import DismissedFinding, EvaluationRecord, TokenUsage, UnansweredCheck, Verdict
 from agent.tools.accounting import DatabaseCost
 from agent.tools.registry import ActionName
@@ -108,6 +109,8 @@ class AuditReport(BaseModel):
                                                               "result; None for a run without a contract")
     metrics: list[MetricResult] = Field(default_factory=list, description="the schedule's own metrics: each "
                                         "value (per segment for a grouped pipeline) and its verdict")
+    shapes: Shapes | None = Field(None, description="the collection's shapes (discriminator, each shape's paths and "
+                                                     "share), type mixes and renamed fields, from the sample")
     _replay_evidence: dict[UUID, dict[str, Any]] = PrivateAttr(default_factory=dict)
 
     @property

@@ -13,6 +13,7 @@ from agent.contracts.model import Contract
 from agent.contracts.results import Recorded
 from agent.findings import Finding
 from agent.options import AuditOptions
+from agent.shapes.models import ShapeCounts
 from agent.tools.models import LookupResult, SchemaSampleResult, StatsResult
 from agent.tools.registry import ActionName
 from agent.tools.write_finding import FindingsCollector
@@ -142,6 +143,7 @@ class AgentState:
     fields_investigated: set[str] = field(default_factory=set)
     unanswered: list[UnansweredCheck] = field(default_factory=list)  # planned checks that got no answer
     planner_notes: list[str] = field(default_factory=list)  # checks the planner left out, and why (its conclusion)
+    shape_counts: ShapeCounts | None = None  # the planner's exact counts of the sample's shapes (its conclusion)
 
     history: list[AgentAction] = field(default_factory=list)
     last_observation: Observation | None = None

@@ -24,6 +24,7 @@ declare -a RUNS=(
   "filespeed|python bench/filespeed.py"
   "parity|python bench/parity.py"
   "contracts|python bench/contracts.py"
+  "shapes|python bench/shapes.py"
   "scope|python bench/scope.py --sizes 100000 1000000 --full"
   "segments|python bench/segments.py"
   "prompts|python bench/prompts.py"

@@ -17,6 +17,7 @@ from agent.custom_metrics.models import MetricResult
 from agent.health.models import HealthSnapshot, age_text
 from agent.history import DiffEntry, RunDiff
 from agent.report import AuditReport, TraceEntry
+from agent.shapes.text import shape_lines
 from agent.state import AgentState
 from daemon.store import RunSummary
 
@@ -93,6 +94,8 @@ def print_report(report: AuditReport, console: Console, *, finding_ids: bool = F
                       highlight=False)
     if report.health is not None:
         console.print(f"health {_health_line(report.health)}", highlight=False)
+    for line in shape_lines(report.shapes):
+        console.print(line, highlight=False, markup=False)
     cost = report.database_cost
     ru = f" · {cost.request_units:,.1f} RU" if cost.request_units is not None else ""
     throttled = f" · {cost.throttled} throttled" if cost.throttled else ""

@@ -11,7 +11,8 @@ import sys
 import pytest
 
 FIRST_IMPORTS = ["agent.options", "agent.tools.models", "agent.segments.passes", "agent.custom_metrics.models",
-                 "agent.failing", "agent.findings", "agent.health.models", "config.schedules", "daemon.cli"]
+                 "agent.failing", "agent.findings", "agent.health.models", "agent.shapes.models", "agent.report",
+                 "config.schedules", "daemon.cli"]
 
 
 @pytest.mark.parametrize("module", FIRST_IMPORTS)

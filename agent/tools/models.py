@@ -15,6 +15,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from agent.failing_bounds import FAILING_MAX
 from agent.segments.models import SegmentTotals
+from agent.shapes.models import ShapeCounts, Shapes
 
 __all__ = [
     "RUN_QUERY_HARD_LIMIT",
@@ -174,6 +175,8 @@ class SchemaSampleResult(BaseModel):
     unprofiled: list[tuple[str, int]] = Field(
         default_factory=list, description="paths not recorded after 2,000: (parent path, '' for the top level; "
                                           "distinct paths under it)")
+    shapes: Shapes | None = Field(None, exclude=True, description="the sample's shapes, with document values "
+                                                                   "(never serialized: the report masks them)")
 
     def not_profiled(self) -> str | None:
         """What the profiler left out, in words for a report's notes, or None when it saw everything."""
@@ -313,3 +316,5 @@ class ConcludeInput(_Input):
     # Hidden from a model's tool schema: a planner's own account of what it left unchecked (paths and
     # counts, never document values), which the report lists among its notes.
     notes: SkipJsonSchema[list[Annotated[str, Field(max_length=1000)]]] = Field(default_factory=list, max_length=50)
+    # Hidden too: the exact counts the planner's first pass made of the sample's shapes (numbers only).
+    shape_counts: SkipJsonSchema[ShapeCounts | None] = None

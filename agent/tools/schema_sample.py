@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agent.shapes.discover import discover
 from agent.tools.guard import check_pipeline
 from agent.tools.models import SchemaSampleInput, SchemaSampleResult
 from agent.tools.profiling import profile
@@ -35,4 +36,5 @@ def schema_sample(target: AuditTarget, params: SchemaSampleInput) -> SchemaSampl
         truncated_paths=found.truncated_paths,
         paths_dropped=found.paths_dropped,
         unprofiled=found.unprofiled,
+        shapes=discover(documents),
     )

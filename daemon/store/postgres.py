@@ -43,6 +43,7 @@ from agent.history import (
     fingerprint,
 )
 from agent.report import AuditReport
+from agent.shapes.models import Shapes
 from daemon.alerts.policy import AlertPolicy
 from daemon.diff import diff_report
 from daemon.incidents.models import IncidentNotice
@@ -585,13 +586,18 @@ class PostgresStore:
                    where connection = %s and database = %s and collection = %s
                          and report->'database_cost'->'batch_checks' <> '{}'::jsonb
                    order by started_at desc limit 1""", tuple(ref)).fetchone()
+            shapes = [Shapes.model_validate(row[0]) for row in conn.execute(
+                """select report->'shapes' from runs where connection = %s and database = %s and collection = %s
+                       and outcome <> 'failed' and report->'shapes'->>'discriminator' is not null
+                   order by started_at desc limit %s""", (*ref, runs))]
             health = [HealthSnapshot.model_validate(row[0]) for row in conn.execute(
                 """select snapshot from run_health where connection = %s and database = %s and collection = %s
                        order by at desc limit %s""", (*ref, health_runs))]
         past = [PastRun(run_id=r[0], started_at=r[1], outcome=r[2], findings=found.get(r[0], []),
                         health=HealthSnapshot.model_validate(r[3]) if r[3] else None) for r in rows]
         context = build_context(past, labels, drift_tolerance=drift_tolerance, growth_factor=growth_factor)
-        return context.model_copy(update={"health": health[::-1], "batch_checks": sized[0] if sized else {}})
+        return context.model_copy(update={"health": health[::-1], "batch_checks": sized[0] if sized else {},
+                                          "shapes": shapes})
 
     def get_report(self, run_id: UUID) -> AuditReport:
         with self._conn() as conn:

@@ -95,3 +95,13 @@ def test_segments_prints_the_same_passes_with_and_without_and_the_defects_found(
     cells = row.split()
     assert cells[1] == cells[3] and cells[4] == cells[6]  # passes, queries: without / with
     assert row.endswith("shop-003 drop Y, shop-005 nulls 92")
+
+
+def test_shapes_prints_precision_and_recall_of_each_measure() -> None:
+    done = _run("bench/shapes.py", "--quick", "--cases", "payments", "readings", "contacts")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "(a) discriminator discovery: precision 1.00 recall 1.00 (tp 1, fp 0, fn 0)" in lines
+    assert "(b) missing values, per shape: precision 1.00 recall 1.00 (tp 2, fp 0, fn 0)" in lines
+    assert "(c) renames: precision 1.00 recall 1.00 (tp 1, fp 0, fn 0)" in lines
+    assert any(line.startswith("throughput: per shape ") for line in lines)

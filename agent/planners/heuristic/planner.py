@@ -41,7 +41,13 @@ from agent.planners.heuristic.ranges import Fence, as_date, date_plan, detached,
 from agent.planners.heuristic.relations import intervals, products
 from agent.planners.heuristic.sets import breaks, few_values, moved_values, outside_values
 from agent.planners.heuristic.text import FormatSpec, enum_violations, string_format
+from agent.privacy import categorical_values
 from agent.severity import severity_for
+from agent.shapes.drift import drift
+from agent.shapes.models import ShapeCounts, Shapes
+from agent.shapes.privacy import for_report
+from agent.shapes.scoping import count_queries, newest_stats, rename_lead, scopes, with_newest
+from agent.shapes.scoping import counted as by_count
 from agent.state import AgentAction, AgentState, Observation
 from agent.tools.elements import per_element as _per_element
 from agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
@@ -139,6 +145,9 @@ class _Check:
     identifier: bool = True
     max_share: float | None = None   # more common than this, the pattern is the data's normal, not a defect
     optional: bool = False           # a field records may lack by meaning: one severity step lower
+    within: dict[str, Any] | None = None  # judged among the documents of some shapes only (their filter) ...
+    scope: str | None = None              # ... named so: 'iban (by method)'
+    lead: str | None = None               # a sentence the description follows ('a was renamed b around ...')
 
 
 @dataclass
@@ -162,6 +171,7 @@ class _Plan:
     # (documents with a value beyond the fence, the probes that check its gap when there are any)
     fences: list[tuple[dict[str, Any], list[_Probe]]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # checks the audit skipped, and why: the report says so
+    counted: list[dict[str, Any]] = field(default_factory=list)  # counts for the report (shapes, type mixes)
 
 
 class HeuristicPlanner:
@@ -170,10 +180,13 @@ class HeuristicPlanner:
     name = "heuristic"
     model: str | None = None
 
-    def __init__(self, *, clock: Clock | None = None) -> None:
+    def __init__(self, *, clock: Clock | None = None, shapes: bool = True) -> None:
         self._clock = clock or SystemClock()
+        self._by_shape = shapes  # False: every rule judged over the whole collection (bench/shapes.py compares)
         self._proc: Steps | None = None
         self._notes: list[str] = []  # checks the audit skipped, and why: its conclusion hands them to the report
+        self._counts: dict[str, int] = {}  # the first pass's counts, by filter key
+        self._shape_counts: ShapeCounts | None = None  # the first pass's counts of the sample's shapes: the report's
 
     def propose(self, state: AgentState) -> AgentAction:
         try:
@@ -183,7 +196,13 @@ class HeuristicPlanner:
             return self._proc.send(state.last_observation)
         except StopIteration:
             return AgentAction(action="conclude", reasoning="every hypothesis has been checked",
-                               action_input={"notes": self._notes})
+                               action_input=self._conclusion())
+
+    def _conclusion(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"notes": self._notes}
+        if self._shape_counts is not None:
+            out["shape_counts"] = self._shape_counts.model_dump()
+        return out
 
     # --- the audit ---------------------------------------------------------------------------
 
@@ -202,8 +221,11 @@ class HeuristicPlanner:
         plan = steered(_hypotheses(fields, now, collection=state.collection, size=schema.collection_size,
                                    sampled=schema.documents_sampled, history=state.historical_context),
                        state.contract)
+        if self._by_shape:
+            _by_shape(plan, schema.shapes, for_report(schema.shapes, state.options.privacy, categorical_values(schema)),
+                      state.historical_context)
         self._notes = plan.notes
-        queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences])
+        queries = _unique([c.query for c in plan.checks] + [q for q, _ in plan.fences] + plan.counted)
         counted = yield from self._batch(queries, [], f"count {len(queries)} hypotheses on {len(fields)} "
                                                       f"fields in one pass")
         size = max(state.collection_size, 1)
@@ -212,12 +234,18 @@ class HeuristicPlanner:
         if counted is not None:
             counts = {filter_key(encode(q)): c.matched_count for q, c in zip(queries, counted.counts, strict=True)}
             confirmed = [c for c in plan.checks if counts.get(filter_key(encode(c.query)), 0) > 0
-                         and (c.max_share is None or counts[filter_key(encode(c.query))] <= c.max_share * size)]
+                         and (c.max_share is None or counts[filter_key(encode(c.query))]
+                              <= c.max_share * _base(c, counts, size))]
+            self._counts = counts
+            self._shape_counts = by_count(schema.shapes, lambda q: counts.get(filter_key(encode(q))))
         # A fence's gap is measured only when something lies beyond it.
         probes = plan.probes + [p for q, pair in plan.fences if counts.get(filter_key(encode(q)), 0) for p in pair]
-        measured = yield from self._batch([], [p.spec for p in probes], f"compute {len(probes)} statistics in one pass")
+        newest = newest_stats(schema.shapes) if probes and self._by_shape else []  # each form's last write
+        measured = yield from self._batch([], [p.spec for p in probes] + newest,
+                                          f"compute {len(probes)} statistics in one pass")
         if measured is not None:  # a verified fence widens the hard rules' evidence: it goes first
-            confirmed = _from_statistics(plan, probes, measured.stats, size) + confirmed
+            confirmed = _from_statistics(plan, probes, measured.stats[:len(probes)], size) + confirmed
+            self._shape_counts = with_newest(self._shape_counts, schema.shapes, measured.stats[len(probes):])
         confirmed = _one_per_field_and_category(confirmed)
         if confirmed:
             second = yield from self._batch([c.query for c in confirmed], [],
@@ -226,7 +254,7 @@ class HeuristicPlanner:
             if second is not None:
                 for check, evidence in zip(confirmed, second.counts, strict=True):
                     yield from self._write(state, check, evidence.filter, evidence.matched_count, evidence.documents)
-        obs = yield AgentAction(action="conclude", reasoning="all fields checked", action_input={"notes": self._notes})
+        obs = yield AgentAction(action="conclude", reasoning="all fields checked", action_input=self._conclusion())
         if obs is not None and obs.kind == "run_rejected":
             attempted = state.fields_investigated | state.unanswered_fields()  # unanswered: no $exists stand-in
             missing = [p for p in state.auditable_fields() if p not in attempted]
@@ -259,16 +287,22 @@ class HeuristicPlanner:
         share = count / size
         if self._held_back(state, check.path, check.category, share):
             return
+        among, within = size, share
+        if check.within is not None:  # judged among the shape's documents: counted in the first pass
+            among = max(_base(check, self._counts, size), count)
+            within = count / among
         examples: list[Any] = []
         for doc in documents:
             examples.extend(values_at(doc, check.path))
-        severity = severity_for(check.category, share, critical_min_share=state.options.critical_min_share,
+        severity = severity_for(check.category, within, critical_min_share=state.options.critical_min_share,
                                 identifier=check.identifier)
         if check.optional:
             severity = _LOWER[severity]
         yield AgentAction(action="write_finding", reasoning=f"{count} documents confirm it", action_input={
             "field": check.path, "category": check.category.value, "severity": severity.value,
-            "description": f"{count:,} of {size:,} documents ({share:.2%}) {check.description}",
+            "description": (f"{check.lead}; " if check.lead else "") + (
+                f"{count:,} of {among:,} documents of shape {check.scope} ({within:.2%}) {check.description}"
+                if check.scope else f"{count:,} of {size:,} documents ({share:.2%}) {check.description}"),
             "hypothesis": check.hypothesis, "evidence_query": evidence, "affected_count": count,
             "affected_pct": round(share, 6), "sample_values": examples[:EXAMPLES],
         })
@@ -291,6 +325,59 @@ def _unique(queries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for q in queries:
         seen.setdefault(filter_key(encode(q)), q)
     return list(seen.values())
+
+
+def _base(check: _Check, counts: dict[str, int], size: int) -> int:
+    """The documents a check's share is of: its shapes' (counted in the first pass), or all."""
+    if check.within is None:
+        return size
+    return counts.get(filter_key(encode(check.within)), size)
+
+
+def _by_shape(plan: _Plan, shapes: Shapes | None, named: Shapes | None, history: Any = None) -> None:
+    """Judge the null-rate, type and value-set checks of a path that belongs to some shapes
+    among those shapes' documents; one rename finding replaces a null-rate rise on the old name
+    and schema drift on the new (``agent.shapes``)."""
+    if shapes is None:
+        return
+    plan.counted = count_queries(shapes)
+    if isinstance(history, HistoricalContext) and named is not None:
+        moved, gone = drift(shapes, named, history.shapes)
+        plan.notes += gone
+        plan.checks += [_Check(shapes.discriminator or "", Category.SCHEMA_DRIFT, d.query, description=d.description,
+                               hypothesis="a release added, retired or redirected a kind of document")
+                        for d in moved]
+    renamed = {p for r in shapes.renames for p in (r.old, r.new)}
+    plan.checks = [c for c in plan.checks if not (c.path in renamed and c.category in (Category.NULL_RATE,
+                                                                                        Category.SCHEMA_DRIFT))]
+    for r in shapes.renames:
+        plan.checks.insert(0, _Check(
+            r.old, Category.SCHEMA_DRIFT, {r.old: {"$exists": True}, r.new: {"$exists": False}}, lead=rename_lead(r),
+            description=f"still use the old name ({r.old}); newer documents carry {r.new}",
+            hypothesis="a release renamed the field; older documents (or writers not yet upgraded) keep the old name"))
+    for path, scope in scopes(shapes, named).items():
+        if path in renamed:
+            continue
+        plan.checks = [c for c in plan.checks if not (c.path == path and c.category == Category.NULL_RATE)]
+        for check in plan.checks:
+            if check.path == path and check.category == Category.TYPE_MISMATCH:
+                check.query, check.within, check.scope = {**scope.within, **check.query}, scope.within, scope.label
+        for probe in plan.probes:
+            if probe.path == path and probe.kind == "enum":
+                probe.spec["filter"] = encode(scope.within)
+        if scope.missing_share <= NULL_ASK_SHARE:
+            plan.checks.append(_Check(
+                path, Category.NULL_RATE, {**scope.within, **_scoped(path, None)}, max_share=MAX_NULL_SHARE,
+                optional=optional(path), within=scope.within, scope=scope.label,
+                description=f"have no value for {path}, which the shape's other documents carry",
+                hypothesis="a writer of this shape omits the field or writes null"))
+    # Below a field written as a string in some documents and an object in others, a value is
+    # missing only where the field is an object: the string form is a type mix, reported as one.
+    objects = {m.path for m in shapes.mixes if not m.elements and "object" in m.sampled}
+    for check in plan.checks:
+        parent = _parent(check.path)
+        if check.category == Category.NULL_RATE and parent in objects and check.query.get(parent) == {"$exists": True}:
+            check.query = {**check.query, parent: {"$type": "object"}}
 
 
 def _one_per_field_and_category(checks: list[_Check]) -> list[_Check]:
