@@ -53,7 +53,10 @@ def test_a_rename_is_one_finding_with_its_boundary(make_target: Any) -> None:
     [rename] = report.shapes.renames
     assert (rename.old, rename.new) == ("customerId", "buyer")
     assert rename.boundary is not None
-    assert abs(rename.boundary - (START + timedelta(minutes=1800))) <= timedelta(minutes=10)
+    # The boundary is read from the sample (1,000 of the 3,000 documents, one a minute, drawn at random):
+    # the nearest sampled documents of each name lie ~3 minutes from it, and 10 minutes away or more in a
+    # few runs in a hundred ((2/3)^10 a side; failed once in CI at 11); 30 minutes away is (2/3)^30 a side.
+    assert abs(rename.boundary - (START + timedelta(minutes=1800))) <= timedelta(minutes=30)
 
 
 def test_a_rename_in_strict_mode_quotes_no_value(make_target: Any) -> None:
