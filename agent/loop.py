@@ -101,12 +101,6 @@ class _Stop(Exception):
         self.note = note
 
 
-def wrap_up_s(budget_s: float) -> float:
-    """Seconds of a run's budget kept from model calls for what follows the last one (judging,
-    the report, the evidence replay): 5% of the budget, at most 1.5 s."""
-    return min(1.5, 0.05 * budget_s)
-
-
 def run_audit(
     target: AuditTarget,
     planner: Planner,
@@ -147,11 +141,8 @@ def run_audit(
     target.segments = segment_pass(options, contract)
     if isinstance(historical_context, HistoricalContext):  # what the last run of the collection learned of the server
         target.sizing.checks = {**historical_context.batch_checks, **target.sizing.checks}
-    if llm is not None:  # every model call (planner and evaluators) waits at most for what is left,
-        # less the time the run needs after its last call to close and report (wrap_up_s): a model
-        # that never answers must not take the report past the budget (issue 36, under load)
-        reserve = wrap_up_s(options.time_budget_s)
-        llm.bind_deadline(lambda: options.time_budget_s - reserve - (clock.monotonic() - start))
+    if llm is not None:  # every model call (planner and evaluators) waits at most for what is left
+        llm.bind_deadline(lambda: options.time_budget_s - (clock.monotonic() - start))
     with structlog.contextvars.bound_contextvars(run_id=str(state.run_id), database=state.database,
                                                  collection=state.collection):
         return _loop(state, target, planner, gates, clock, start, started_at, observer, should_stop, llm)
