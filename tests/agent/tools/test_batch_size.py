@@ -78,7 +78,8 @@ def test_a_facet_too_slow_for_the_limit_is_split_into_chunks_not_checks() -> Non
     assert max(server.facets[1:]) <= 40 and len(server.facets) <= 3 + 300 // 10  # chunks, not 300 checks alone
     cost = target.cost()
     assert cost.passes == len(server.facets)  # each chunk is a pass, the one that timed out too
-    assert [o.error for o in cost.operations if o.error] == ["QueryTimeout"]
+    errors = [o.error for o in cost.operations if o.error]  # the first chunk; under load a halved one may
+    assert errors and set(errors) == {"QueryTimeout"}          # time out too, and is halved again (CI, once)
     assert cost.batch_checks["counts"] <= 20  # half of the limit
     assert "a batched pass reached its time limit: later passes of counts carry at most 32 checks each" \
         in target.notes
