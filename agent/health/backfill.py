@@ -21,12 +21,12 @@ from itertools import pairwise
 from typing import Any
 
 import structlog
-from bson import ObjectId
 
 from agent.errors import ArgusError, EngineFault, QueryRejected
 from agent.health.models import HealthOptions, HealthSnapshot
 from agent.options import PrivacyMode
 from agent.segments.backfill import add_bucket, segment_points
+from agent.segments.health import moment_of
 from agent.tools.models import SchemaSampleResult
 from agent.tools.target import AuditTarget
 from agent.window import window_filter
@@ -105,7 +105,7 @@ def _bucketed(target: AuditTarget, field: str, start: datetime, indexed: bool,
             hour = datetime.strptime(str(key["h"] if segments is not None else key), _KEY_FORMAT).replace(tzinfo=UTC)
         except (ValueError, TypeError, KeyError):  # a document without the field, or not a date: no arrival time
             continue
-        count, newest = int(row["n"]), _moment(row.get("newest"))
+        count, newest = int(row["n"]), moment_of(row.get("newest"))
         if segments is not None:
             add_bucket(by_segment, segments.label(key.get("s")), hour, count, newest)
             before, latest = buckets.get(hour, (0, None))
@@ -126,7 +126,7 @@ def _read_and_bucketed(target: AuditTarget, field: str, start: datetime, indexed
     if indexed:
         target.examined(len(read))
     for doc in read:
-        moment = _moment(_value_at(doc, field))
+        moment = moment_of(_value_at(doc, field))
         if moment is None:
             continue
         hour = moment.replace(minute=0, second=0, microsecond=0)
@@ -178,13 +178,6 @@ def _points(buckets: Buckets, ticks: list[datetime], spacing: timedelta, start: 
         previous_newest = newest
     return points
 
-
-def _moment(value: Any) -> datetime | None:
-    if isinstance(value, ObjectId):
-        return value.generation_time
-    if isinstance(value, datetime):
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
-    return None
 
 
 def _value_at(doc: Any, path: str) -> Any:
