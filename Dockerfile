@@ -13,9 +13,7 @@ RUN apt-get update -qq && apt-get install -y -qq --no-install-recommends tini &&
 RUN python -m venv --without-pip /opt/argus
 WORKDIR /src
 COPY pyproject.toml README.md ./
-COPY agent ./agent
-COPY config ./config
-COPY daemon ./daemon
+COPY argus ./argus
 RUN pip --python /opt/argus/bin/python install .
 
 # --- runtime: the environment, the schedules and demo data; no pip, no compilers -----------------
@@ -47,7 +45,7 @@ STOPSIGNAL SIGTERM
 # slim images have no curl; the probe asks /healthz where the daemon says it listens (a --listen in
 # CMD or ARGUS_LISTEN alike: it records the address it bound in ARGUS_DATA_DIR/daemon.listen)
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
-    CMD ["python", "-m", "daemon.healthcheck"]
+    CMD ["python", "-m", "argus.daemon.healthcheck"]
 # tini is PID 1: SIGTERM (STOPSIGNAL above) reaches the daemon, which stops cleanly within its grace
 ENTRYPOINT ["/usr/bin/tini", "--", "argus", "daemon"]
 CMD []

@@ -30,18 +30,18 @@ import yaml
 from prometheus_client import CollectorRegistry
 from scheduler_load import _collections
 
-from agent.clock import SystemClock
-from agent.loop import run_audit
-from agent.planners.factory import make_planner
-from config.schedules import load_schedules
-from config.settings import Settings
-from daemon.logs import configure_logging
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.sources import SourceCache, load_path
-from daemon.spool import Spool
-from daemon.store import open_store
-from daemon.store.embedded import start_embedded
+from argus.agent.clock import SystemClock
+from argus.agent.loop import run_audit
+from argus.agent.planners.factory import make_planner
+from argus.config.schedules import load_schedules
+from argus.config.settings import Settings
+from argus.daemon.logs import configure_logging
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.sources import SourceCache, load_path
+from argus.daemon.spool import Spool
+from argus.daemon.store import open_store
+from argus.daemon.store.embedded import start_embedded
 
 TARGET_S = 0.15  # a run's CPU in the daemon for 400 runs a minute on one core, with room to spare
 SCHEDULES = 40

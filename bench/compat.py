@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a server takes of what Argus can send: every pipeline stage, query operator, expression
-operator, group accumulator and ``$type`` alias the read-only guard allows (``agent/tools/guard.py``),
+operator, group accumulator and ``$type`` alias the read-only guard allows (``argus/agent/tools/guard.py``),
 each sent in one small pipeline to a live server and to the in-process engine over the same
 documents (every BSON type Argus meets, missing and null), and compared.
 
@@ -31,9 +31,9 @@ import pymongo
 from bson import Binary, Decimal128, Int64, ObjectId, json_util
 from pymongo.errors import OperationFailure
 
-from agent.engine import MemoryCollection
-from agent.tools.compat import TYPE_CODES
-from agent.tools.guard import EXPRESSION_OPERATORS, PIPELINE_STAGES, QUERY_OPERATORS, check_pipeline
+from argus.agent.engine import MemoryCollection
+from argus.agent.tools.compat import TYPE_CODES
+from argus.agent.tools.guard import EXPRESSION_OPERATORS, PIPELINE_STAGES, QUERY_OPERATORS, check_pipeline
 
 ACCUMULATORS = ("$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet", "$count")
 

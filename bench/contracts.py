@@ -34,16 +34,16 @@ from typing import Any
 import mongomock
 from bson import json_util
 
-from agent.clock import ManualClock
-from agent.contracts.suggest import draft_contract
-from agent.ejson import decode
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.factory import make_planner
-from agent.report import AuditReport
-from config.contracts import load_contract
-from daemon.logs import configure_logging
-from daemon.sources import load_jsonl
+from argus.agent.clock import ManualClock
+from argus.agent.contracts.suggest import draft_contract
+from argus.agent.ejson import decode
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.factory import make_planner
+from argus.agent.report import AuditReport
+from argus.config.contracts import load_contract
+from argus.daemon.logs import configure_logging
+from argus.daemon.sources import load_jsonl
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 OPTIONS = AuditOptions(time_budget_s=3600, max_iterations=2000, privacy="full")

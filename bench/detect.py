@@ -27,11 +27,11 @@ from typing import Any
 
 from bson import json_util
 
-from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from config.settings import Settings
-from daemon.logs import configure_logging
-from daemon.sources import load_jsonl
+from argus.agent.loop import run_audit
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.config.settings import Settings
+from argus.daemon.logs import configure_logging
+from argus.daemon.sources import load_jsonl
 
 PLANTED = {"customers", "orders", "events", "products"}
 # Planted defects whose documents the values cannot all tell apart, with the count they honestly give

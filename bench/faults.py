@@ -35,8 +35,8 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from agent.llm.local_server import LocalChatServer, tool_reply
-from daemon.store.embedded import start_embedded
+from argus.agent.llm.local_server import LocalChatServer, tool_reply
+from argus.daemon.store.embedded import start_embedded
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import DaemonProcess
 from tests.faults.scenarios import kill_postmaster, slow_collection, write_schedules

@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def _corpus() -> tuple[int, int, list[str]]:
     sys.path.insert(0, str(ROOT))
-    from agent.ejson import decode
-    from agent.errors import QueryRefused
+    from argus.agent.ejson import decode
+    from argus.agent.errors import QueryRefused
     from tests.security.test_guard_corpus import CHECKS, CORPUS
 
     refused, problems = 0, []
@@ -135,7 +135,7 @@ def _model_answers(budget: float, quick: bool, problems: list[str]) -> tuple[int
     server speaking the wire protocol): the audit must end with a report, within budget + 10 s, and a
     pattern PCRE backtracks on must be refused before it reaches the wire."""
     sys.path.insert(0, str(ROOT))
-    from agent.llm.local_server import LocalChatServer, tool_reply
+    from argus.agent.llm.local_server import LocalChatServer, tool_reply
     from tests.agent.tools.test_wire_server import ScriptedServer
 
     answers = _answers()
@@ -149,7 +149,7 @@ def _model_answers(budget: float, quick: bool, problems: list[str]) -> tuple[int
             chat = LocalChatServer([tool_reply(tool, arguments)], default=tool_reply("conclude", {})).start()
             started = time.monotonic()
             try:
-                done = subprocess.run([sys.executable, "-m", "daemon.cli", "audit", "--no-store", "--uri", uri,
+                done = subprocess.run([sys.executable, "-m", "argus.daemon.cli", "audit", "--no-store", "--uri", uri,
                                        "--database", "db", "--collection", "items", "--planner", "hybrid",
                                        "--model", "m", "--base-url", chat.base_url, "--format", "json",
                                        "--fail-on", "none", "--time-budget", str(budget)],
@@ -196,8 +196,8 @@ def main() -> int:
                 path.write_text("\n".join(lines) + "\n")
             started = time.monotonic()
             try:
-                done = subprocess.run([sys.executable, "-m", "daemon.cli", "audit", "--file", str(path), "--format",
-                                       "json", "--fail-on", "none", "--time-budget", str(args.budget)],
+                done = subprocess.run([sys.executable, "-m", "argus.daemon.cli", "audit", "--file", str(path),
+                                       "--format", "json", "--fail-on", "none", "--time-budget", str(args.budget)],
                                       cwd=ROOT, capture_output=True, text=True, timeout=args.budget * 3)
             except subprocess.TimeoutExpired:
                 problems.append(f"{name}: no answer within {args.budget * 3:.0f} s")

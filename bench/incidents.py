@@ -43,16 +43,16 @@ from datetime import UTC, datetime, timedelta  # noqa: E402
 import psycopg  # noqa: E402
 from psycopg.conninfo import make_conninfo  # noqa: E402
 
-from agent.findings import Category, Finding  # noqa: E402
-from agent.options import AuditOptions  # noqa: E402
-from agent.report import AuditReport  # noqa: E402
-from agent.severity import severity_for  # noqa: E402
-from config.alerts import AlertsConfig  # noqa: E402
-from daemon.alerts.policy import AlertPolicy  # noqa: E402
-from daemon.logs import configure_logging  # noqa: E402
-from daemon.store import PostgresStore  # noqa: E402
-from daemon.store.embedded import start_embedded  # noqa: E402
-from daemon.store.incidents import IncidentBook  # noqa: E402
+from argus.agent.findings import Category, Finding  # noqa: E402
+from argus.agent.options import AuditOptions  # noqa: E402
+from argus.agent.report import AuditReport  # noqa: E402
+from argus.agent.severity import severity_for  # noqa: E402
+from argus.config.alerts import AlertsConfig  # noqa: E402
+from argus.daemon.alerts.policy import AlertPolicy  # noqa: E402
+from argus.daemon.logs import configure_logging  # noqa: E402
+from argus.daemon.store import PostgresStore  # noqa: E402
+from argus.daemon.store.embedded import start_embedded  # noqa: E402
+from argus.daemon.store.incidents import IncidentBook  # noqa: E402
 
 T0 = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
 SIZE = 200_000

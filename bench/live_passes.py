@@ -83,7 +83,7 @@ def _load(db: Any, name: str, path: Path) -> int:
 
 
 def _audit(args: list[str], time_budget: float) -> tuple[int, float, dict[str, Any] | None]:
-    cmd = [sys.executable, "-m", "daemon.cli", "audit", *args, "--no-store", "--format", "json",
+    cmd = [sys.executable, "-m", "argus.daemon.cli", "audit", *args, "--no-store", "--format", "json",
            "--time-budget", str(time_budget)]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, cwd=_ROOT, check=False)

@@ -36,8 +36,8 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 from typing import Any  # noqa: E402
 
+from argus.daemon.logs import configure_logging  # noqa: E402
 from bench.sweep import DOMAINS, SETS, UNMEASURED, Cell, Defect, Doc, _audit, _plant, _score  # noqa: E402
-from daemon.logs import configure_logging  # noqa: E402
 
 RATES = (0.001, 0.005, 0.02, 0.05, 0.10, 0.20)
 QUICK_RATES = (0.05,)

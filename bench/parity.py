@@ -30,13 +30,13 @@ from typing import Any  # noqa: E402
 
 import mongomock  # noqa: E402
 
-from agent.clock import ManualClock  # noqa: E402
-from agent.loop import run_audit  # noqa: E402
-from agent.options import AuditOptions  # noqa: E402
-from agent.planners.heuristic import HeuristicPlanner  # noqa: E402
-from agent.tools.target import AuditTarget  # noqa: E402
-from daemon.files import load_file  # noqa: E402
-from daemon.logs import configure_logging  # noqa: E402
+from argus.agent.clock import ManualClock  # noqa: E402
+from argus.agent.loop import run_audit  # noqa: E402
+from argus.agent.options import AuditOptions  # noqa: E402
+from argus.agent.planners.heuristic import HeuristicPlanner  # noqa: E402
+from argus.agent.tools.target import AuditTarget  # noqa: E402
+from argus.daemon.files import load_file  # noqa: E402
+from argus.daemon.logs import configure_logging  # noqa: E402
 
 NOW = datetime(2026, 11, 26, 12, tzinfo=UTC)
 

@@ -34,11 +34,11 @@ from typing import Any
 
 from bson import json_util
 
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from daemon.logs import configure_logging
-from daemon.sources import load_jsonl
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.daemon.logs import configure_logging
+from argus.daemon.sources import load_jsonl
 
 TARGET_PASSES = 4
 

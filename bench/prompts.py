@@ -31,16 +31,16 @@ import mongomock
 import structlog
 from bson import ObjectId, json_util
 
-from agent.llm.local_server import LocalChatServer
-from agent.llm.options import LLMOptions
-from agent.llm.scripted import Explorer
-from agent.llm.tokens import estimate_messages
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.factory import make_planner
-from agent.tools import schema_sample
-from agent.tools.models import SchemaSampleInput
-from agent.tools.target import AuditTarget
+from argus.agent.llm.local_server import LocalChatServer
+from argus.agent.llm.options import LLMOptions
+from argus.agent.llm.scripted import Explorer
+from argus.agent.llm.tokens import estimate_messages
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.factory import make_planner
+from argus.agent.tools import schema_sample
+from argus.agent.tools.models import SchemaSampleInput
+from argus.agent.tools.target import AuditTarget
 
 BUDGET = 8000
 WIDE = 50

@@ -35,8 +35,8 @@ from collections.abc import Callable  # noqa: E402
 from datetime import timedelta  # noqa: E402
 from typing import Any  # noqa: E402
 
+from argus.daemon.logs import configure_logging  # noqa: E402
 from bench.sweep import NOW, _audit  # noqa: E402
-from daemon.logs import configure_logging  # noqa: E402
 
 Doc = dict[str, Any]
 _NAMES = ["Ana Ruiz", "Bo Chen", "Chidi Okafor", "Dana Levi", "Emil Novak", "Fatou Diallo", "Greta Lind",

@@ -33,8 +33,8 @@ import psycopg
 import yaml
 from bson import json_util
 
-from daemon.logs import configure_logging
-from daemon.store.embedded import start_embedded
+from argus.daemon.logs import configure_logging
+from argus.daemon.store.embedded import start_embedded
 
 ARGUS = str(Path(sys.executable).with_name("argus"))
 

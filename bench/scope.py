@@ -5,7 +5,7 @@ the documents examined must stay flat (an index leads with the window's field: `
 time), while an unscoped audit's cost grows with the collection.
 
 Each collection is generated (orders: quantities, prices, statuses, order numbers), written as
-Extended JSON lines and loaded exactly as ``argus audit --file`` loads it (``daemon.sources``), so
+Extended JSON lines and loaded exactly as ``argus audit --file`` loads it (``argus.daemon.sources``), so
 the script measures whatever engine stands behind ``--file``: today the in-memory engine
 (mongomock), which visits every document on each read whatever the window, so wall time grows
 with the old part even where documents examined do not (they count what a server with the index
@@ -41,14 +41,14 @@ from typing import Any
 
 from bson import ObjectId, json_util
 
-from agent.clock import ManualClock
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions, ScopeOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from daemon.logs import configure_logging
-from daemon.sources import load_jsonl
+from argus.agent.clock import ManualClock
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions, ScopeOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.daemon.logs import configure_logging
+from argus.daemon.sources import load_jsonl
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
 WINDOW = timedelta(days=1)

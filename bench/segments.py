@@ -34,16 +34,16 @@ from typing import Any
 
 from bson import ObjectId
 
-from agent.clock import ManualClock
-from agent.engine import DocumentStore, MemoryCollection
-from agent.findings import Category
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.segments.models import SegmentOptions
-from agent.tools.target import AuditTarget
-from daemon.logs import configure_logging
+from argus.agent.clock import ManualClock
+from argus.agent.engine import DocumentStore, MemoryCollection
+from argus.agent.findings import Category
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.segments.models import SegmentOptions
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.logs import configure_logging
 
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)
 DAYS = 21

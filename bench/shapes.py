@@ -45,13 +45,13 @@ from typing import Any  # noqa: E402
 
 from bson import ObjectId, json_util  # noqa: E402
 
-from agent.findings import Category  # noqa: E402
-from agent.loop import run_audit  # noqa: E402
-from agent.planners.heuristic import HeuristicPlanner  # noqa: E402
-from agent.report import AuditReport  # noqa: E402
-from config.settings import Settings  # noqa: E402
-from daemon.logs import configure_logging  # noqa: E402
-from daemon.sources import load_jsonl  # noqa: E402
+from argus.agent.findings import Category  # noqa: E402
+from argus.agent.loop import run_audit  # noqa: E402
+from argus.agent.planners.heuristic import HeuristicPlanner  # noqa: E402
+from argus.agent.report import AuditReport  # noqa: E402
+from argus.config.settings import Settings  # noqa: E402
+from argus.daemon.logs import configure_logging  # noqa: E402
+from argus.daemon.sources import load_jsonl  # noqa: E402
 
 Doc = dict[str, Any]
 START = datetime(2025, 6, 1, tzinfo=UTC)

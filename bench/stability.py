@@ -33,11 +33,11 @@ import time  # noqa: E402
 
 from bson import json_util  # noqa: E402
 
-from agent.loop import run_audit  # noqa: E402
-from agent.planners.factory import make_planner  # noqa: E402
-from config.settings import Settings  # noqa: E402
-from daemon.logs import configure_logging  # noqa: E402
-from daemon.sources import load_jsonl  # noqa: E402
+from argus.agent.loop import run_audit  # noqa: E402
+from argus.agent.planners.factory import make_planner  # noqa: E402
+from argus.config.settings import Settings  # noqa: E402
+from argus.daemon.logs import configure_logging  # noqa: E402
+from argus.daemon.sources import load_jsonl  # noqa: E402
 
 Key = tuple[str, str]  # (field, category)
 Seen = tuple[str, int]  # (severity, affected count)

@@ -21,13 +21,13 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from agent.findings import Category, Finding, Severity
-from agent.options import AuditOptions
-from agent.report import AuditReport
-from agent.state import EvaluationRecord, RuleResult
-from daemon.logs import configure_logging
-from daemon.store import CollectionRef, PostgresStore
-from daemon.store.embedded import start_embedded
+from argus.agent.findings import Category, Finding, Severity
+from argus.agent.options import AuditOptions
+from argus.agent.report import AuditReport
+from argus.agent.state import EvaluationRecord, RuleResult
+from argus.daemon.logs import configure_logging
+from argus.daemon.store import CollectionRef, PostgresStore
+from argus.daemon.store.embedded import start_embedded
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 CATEGORIES = list(Category)

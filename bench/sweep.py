@@ -45,12 +45,12 @@ from typing import Any  # noqa: E402
 
 from bson import json_util  # noqa: E402
 
-from agent.loop import run_audit  # noqa: E402
-from agent.planners.factory import make_planner  # noqa: E402
-from agent.report import AuditReport  # noqa: E402
-from config.settings import Settings  # noqa: E402
-from daemon.logs import configure_logging  # noqa: E402
-from daemon.sources import load_jsonl  # noqa: E402
+from argus.agent.loop import run_audit  # noqa: E402
+from argus.agent.planners.factory import make_planner  # noqa: E402
+from argus.agent.report import AuditReport  # noqa: E402
+from argus.config.settings import Settings  # noqa: E402
+from argus.daemon.logs import configure_logging  # noqa: E402
+from argus.daemon.sources import load_jsonl  # noqa: E402
 
 RATES = (0.001, 0.005, 0.02, 0.05, 0.10, 0.20, 0.30)
 QUICK_RATES = (0.02, 0.20)

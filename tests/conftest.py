@@ -1,4 +1,4 @@
-"""Shared fixtures: audit targets on the in-process engine (``agent.engine``) that ``argus audit --file``
+"""Shared fixtures: audit targets on the in-process engine (``argus.agent.engine``) that ``argus audit --file``
 runs on, a real PostgreSQL, a local OpenAI-compatible server."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
-from agent.engine import DocumentStore, MemoryCollection
-from agent.tools.target import AuditTarget
+from argus.agent.engine import DocumentStore, MemoryCollection
+from argus.agent.tools.target import AuditTarget
 
 _names = itertools.count()
 
@@ -132,7 +132,7 @@ def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
     if url:
         yield url
         return
-    from daemon.store.embedded import start_embedded
+    from argus.daemon.store.embedded import start_embedded
 
     db = start_embedded(tmp_path_factory.mktemp("argus-pg"))
     yield db.admin_uri()
@@ -157,7 +157,7 @@ def pg_dsn(pg_server: str) -> Any:
 
 @pytest.fixture
 def store(pg_dsn: str) -> Any:
-    from daemon.store import PostgresStore
+    from argus.daemon.store import PostgresStore
 
     with PostgresStore(pg_dsn, pool_size=2) as opened:
         yield opened
@@ -168,7 +168,7 @@ def store(pg_dsn: str) -> Any:
 @pytest.fixture
 def chat_server() -> Any:
     """Start ``LocalChatServer(replies)`` on an ephemeral port; every server started is stopped after."""
-    from agent.llm.local_server import LocalChatServer
+    from argus.agent.llm.local_server import LocalChatServer
 
     started: list[LocalChatServer] = []
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from config.contracts import parse_contract
+from argus.config.contracts import parse_contract
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "contracts.md"
 

@@ -1,6 +1,6 @@
 """Each of these modules imports on its own, first in a fresh interpreter: the order a user's
 script, a plugin or a test happens to import them in must not decide whether Argus starts.
-Merging segments, custom metrics and failing documents once made ``import agent.options`` fail
+Merging segments, custom metrics and failing documents once made ``import argus.agent.options`` fail
 (options -> custom_metrics -> tools -> segments.passes -> options)."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ import sys
 
 import pytest
 
-FIRST_IMPORTS = ["agent.options", "agent.tools.models", "agent.segments.passes", "agent.custom_metrics.models",
-                 "agent.failing", "agent.findings", "agent.health.models", "agent.shapes.models", "agent.report",
-                 "config.schedules", "daemon.cli"]
+FIRST_IMPORTS = ["argus.agent.options", "argus.agent.tools.models", "argus.agent.segments.passes",
+                 "argus.agent.custom_metrics.models", "argus.agent.failing", "argus.agent.findings",
+                 "argus.agent.health.models", "argus.agent.shapes.models", "argus.agent.report",
+                 "argus.config.schedules", "argus.daemon.cli"]
 
 
 @pytest.mark.parametrize("module", FIRST_IMPORTS)

@@ -1,4 +1,4 @@
-"""pyproject.toml names only what exists: a package-data pattern matching no file (daemon/demo/*.jsonl,
+"""pyproject.toml names only what exists: a package-data pattern matching no file (argus/daemon/demo/*.jsonl,
 a folder that never was) ships nothing and misleads whoever reads it."""
 
 from __future__ import annotations

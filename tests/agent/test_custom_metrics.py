@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from agent.custom_metrics.measure import MAX_SEGMENTS, measure_metrics
-from agent.custom_metrics.models import MetricPoint, MetricSpec
-from agent.findings import Category
-from agent.health.models import ExcludedSpan, HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.tools.target import AuditTarget
+from argus.agent.custom_metrics.measure import MAX_SEGMENTS, measure_metrics
+from argus.agent.custom_metrics.models import MetricPoint, MetricSpec
+from argus.agent.findings import Category
+from argus.agent.health.models import ExcludedSpan, HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.tools.target import AuditTarget
 from tests.conftest import memory_collection
 
 AT = datetime(2026, 3, 9, 6, 0, tzinfo=UTC)

@@ -6,13 +6,13 @@ from typing import Any
 
 from pymongo.errors import ServerSelectionTimeoutError
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.scripted import ScriptedPlanner
-from agent.state import AgentAction, AgentState
-from agent.tools.target import AuditTarget
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.state import AgentAction, AgentState
+from argus.agent.tools.target import AuditTarget
 
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]
 
@@ -165,7 +165,7 @@ def test_what_a_planner_left_unchecked_reaches_the_reports_notes(make_target) ->
 def test_a_check_the_in_process_engine_refuses_in_a_batch_makes_the_run_partial_and_is_named() -> None:
     """Issue 22: a batched check the engine refused used to leave the run `succeeded` with only a
     failed action in the trace. The other checks of the batch are still answered."""
-    from agent.engine import MemoryCollection
+    from argus.agent.engine import MemoryCollection
 
     batch = _act("count_many", queries=[{"filter": {"age": {"$gt": 130}}}, {"filter": {"email": "n/a"}},
                                         {"filter": {"$expr": {"$gt": [{"$divide": ["$age", 0]}, 1]}}}])

@@ -16,13 +16,13 @@ from typing import Any
 
 import pytest
 
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.scripted import ScriptedPlanner
-from agent.report import AuditReport
-from agent.state import AgentAction
-from agent.tools.target import AuditTarget
-from daemon.sources import load_jsonl, open_uri
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.report import AuditReport
+from argus.agent.state import AgentAction
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.sources import load_jsonl, open_uri
 from tests.agent.tools.test_wire_server import ScriptedServer
 from tests.conftest import memory_collection
 
@@ -114,8 +114,8 @@ def test_a_value_filter_written_as_a_bare_regex_counts_the_values_it_matches(eng
 
 
 def test_counted_values_of_a_bare_regex_are_the_values_it_matches() -> None:
-    from agent.tools.get_stats import get_stats
-    from agent.tools.models import GetStatsInput
+    from argus.agent.tools.get_stats import get_stats
+    from argus.agent.tools.models import GetStatsInput
 
     collection = memory_collection([{"s": v} for v in ("s1", "s1", "s10", "s2", "x1")], "items", database="db")
     result = get_stats(AuditTarget(collection), GetStatsInput(field="s", operation="value_counts",

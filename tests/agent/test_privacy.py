@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from agent.privacy import categorical_values, has_masked, mask_query
-from agent.tools import schema_sample
-from agent.tools.models import SchemaSampleInput
+from argus.agent.privacy import categorical_values, has_masked, mask_query
+from argus.agent.tools import schema_sample
+from argus.agent.tools.models import SchemaSampleInput
 from tests.security.people import people
 
 EMAIL = r"^[^@\s]+@[^@\s]+\.[A-Za-z]{2,}$"

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
-from agent.clock import ManualClock
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions, ScopeOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from agent.window import unusable_filters
+from argus.agent.clock import ManualClock
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions, ScopeOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.agent.window import unusable_filters
 from tests.conftest import RecordingCollection, memory_collection
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
@@ -149,7 +149,7 @@ def test_a_scope_without_a_field_on_a_collection_without_object_ids_fails_saying
 def test_documents_no_window_can_hold_are_counted_noted_and_reported_on_the_scope_field() -> None:
     """100 documents without ``updated`` and 100 holding the string "yesterday" are in no window: a rule on
     ``updated`` never saw them. Each scoped run says how many, with a finding on the field itself."""
-    from agent.engine import MemoryCollection
+    from argus.agent.engine import MemoryCollection
 
     docs: list[dict[str, Any]] = [{"_id": i, "status": "paid", "updated": NOW - timedelta(days=i % 60)}
                                   for i in range(200, 2000)]

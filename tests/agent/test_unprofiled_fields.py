@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.scripted import ScriptedPlanner
-from agent.state import AgentAction
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.state import AgentAction
 
 
 def test_paths_past_two_thousand_are_named_and_the_run_is_partial(make_target: Any) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from config.schedules import ScheduleError, load_schedules
+from argus.config.schedules import ScheduleError, load_schedules
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from config.contracts import ContractError, load_contract
-from config.schedules import ScheduleError, load_schedules
+from argus.config.contracts import ContractError, load_contract
+from argus.config.schedules import ScheduleError, load_schedules
 
 
 def _file(tmp_path: Path, text: str, name: str = "c.yaml") -> Path:
@@ -160,7 +160,7 @@ def test_a_missing_contract_file_is_named_where_the_schedule_names_it(tmp_path: 
 def test_schedules_check_names_each_schedules_contract_and_refuses_a_broken_one(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from daemon.cli import app
+    from argus.daemon.cli import app
 
     contract = _file(tmp_path, "fields:\n  order_id: {unique: true, required: true}\n", "orders.contract.yaml")
     path = _file(tmp_path, """\
@@ -183,7 +183,7 @@ def test_schedules_check_names_each_schedules_contract_and_refuses_a_broken_one(
 def test_a_contract_file_is_bounded_as_the_schedules_file_is(tmp_path: Path) -> None:
     """A contract of more than 20,000 values, or over 1 MiB, is refused with its file and line,
     before it is built: the schedules file's bounds hold for every YAML file Argus reads."""
-    from config.contracts import ContractError, load_contract
+    from argus.config.contracts import ContractError, load_contract
 
     many = tmp_path / "many.yaml"
     many.write_text("fields:\n" + "".join(f"  f{i}: {{in: [a, b, c]}}\n" for i in range(6000)))
@@ -210,7 +210,7 @@ PASSWORD = "Hunter2Secret"
 def test_credentials_in_a_contract_or_its_path_are_never_echoed(tmp_path: Path, args: list[str]) -> None:
     from typer.testing import CliRunner
 
-    from daemon.cli import app
+    from argus.daemon.cli import app
 
     orders = tmp_path / "orders.jsonl"
     orders.write_text("".join(f'{{"_id": {i}, "total": {i - 2}, "note": "x"}}\n' for i in range(20)))
@@ -309,7 +309,7 @@ def test_an_odcs_part_of_the_wrong_shape_is_refused_at_its_line_never_dropped(tm
 def test_a_control_character_in_a_key_is_named_by_its_escape_never_written_raw(tmp_path: Path) -> None:
     """A NUL in a field name is refused, and the message shows it as ``\\x00``: a raw control
     character would cut a log line or drive the terminal the message is printed on."""
-    from config.contracts import ContractError, load_contract
+    from argus.config.contracts import ContractError, load_contract
 
     path = tmp_path / "c.yaml"
     path.write_text('fields:\n  "c\\x00d": {required: true}\n')

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.health.models import ExcludedSpan
-from config.schedules import ScheduleError, load_schedules
+from argus.agent.health.models import ExcludedSpan
+from argus.config.schedules import ScheduleError, load_schedules
 
 
 def _load(tmp_path: Path, health: str) -> object:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from config.alerts import AlertsConfig
-from config.schedules import ScheduleError, load_schedules
+from argus.config.alerts import AlertsConfig
+from argus.config.schedules import ScheduleError, load_schedules
 from tests.config.test_alerts import _with_alerts
 
 ROOT = Path(__file__).resolve().parents[2]

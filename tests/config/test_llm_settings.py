@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from config.schedules import ScheduleError, ScheduleSet, load_schedules
-from config.settings import Settings
+from argus.config.schedules import ScheduleError, ScheduleSet, load_schedules
+from argus.config.settings import Settings
 
 FILE = """\
 connections:
@@ -76,7 +76,7 @@ def test_an_unknown_planner_is_refused(tmp_path: Path) -> None:
 
 
 def test_every_llm_setting_has_an_environment_variable() -> None:
-    from agent.llm.options import LLMOptions
+    from argus.agent.llm.options import LLMOptions
 
     from_env = {name.removeprefix("llm_") for name in Settings.model_fields if name.startswith("llm_")}
     assert from_env == set(LLMOptions.model_fields) - {"prices"}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from config.schedules import ScheduleError, load_schedules
+from argus.config.schedules import ScheduleError, load_schedules
 
 HEAD = """\
 connections:

@@ -6,8 +6,8 @@ import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 
-from agent.contracts.compile import rule_filters
-from config.contracts import load_contract
+from argus.agent.contracts.compile import rule_filters
+from argus.config.contracts import load_contract
 from tests.conftest import memory_collection
 
 ODCS = """\

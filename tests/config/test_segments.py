@@ -11,9 +11,9 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from config.contracts import ContractError, load_contract
-from config.schedules import ScheduleError, load_schedules
-from daemon.cli import app
+from argus.config.contracts import ContractError, load_contract
+from argus.config.schedules import ScheduleError, load_schedules
+from argus.daemon.cli import app
 
 SCHEDULES = """\
 connections:

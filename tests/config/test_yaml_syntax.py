@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from config.yaml_source import YamlError, read_yaml
+from argus.config.yaml_source import YamlError, read_yaml
 
 CASES = [
     ("a key without its colon", "version: 1\ndefaults\n  planner: heuristic\nschedules: []\n",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from bson import json_util
 
-from config.schedules import ScheduleSet, load_schedules
+from argus.config.schedules import ScheduleSet, load_schedules
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ from typing import Any
 
 import structlog._output
 
-from daemon import cli, service
-from daemon.http import HttpServer
-from daemon.scheduler import AuditScheduler
+from argus.daemon import cli, service
+from argus.daemon.http import HttpServer
+from argus.daemon.scheduler import AuditScheduler
 
 _sent = False
 

@@ -10,7 +10,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 
 ROOT = typer.main.get_command(app)
 

@@ -17,15 +17,15 @@ from bson import json_util
 from prometheus_client import generate_latest
 from typer.testing import CliRunner
 
-from config.schedules import load_schedules
-from config.settings import Settings
-from daemon.alerts.policy import AlertPolicy
-from daemon.cli import app
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.service import Daemon
-from daemon.spool import Spool
-from daemon.store import PostgresStore
+from argus.config.schedules import load_schedules
+from argus.config.settings import Settings
+from argus.daemon.alerts.policy import AlertPolicy
+from argus.daemon.cli import app
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.service import Daemon
+from argus.daemon.spool import Spool
+from argus.daemon.store import PostgresStore
 
 runner = CliRunner()
 

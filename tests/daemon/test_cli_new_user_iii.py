@@ -17,7 +17,7 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 from tests.daemon.process import free_port
 from tests.daemon.test_cli_new_user import History, _docs
 
@@ -51,7 +51,7 @@ def test_argus_fail_on_none_is_taken_like_the_option(customers: Path) -> None:
 
 def test_a_reader_that_stops_early_leaves_the_audit_s_own_exit_code(customers: Path, tmp_path: Path) -> None:
     env = {**os.environ, "ARGUS_DATA_DIR": str(tmp_path / "data")}
-    proc = subprocess.Popen([sys.executable, "-m", "daemon.cli", "audit", "--no-store", "--file", str(customers),
+    proc = subprocess.Popen([sys.executable, "-m", "argus.daemon.cli", "audit", "--no-store", "--file", str(customers),
                              "--format", "json", "--fail-on", "none"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             cwd=ROOT, env=env)
     assert proc.stdout is not None and proc.stderr is not None

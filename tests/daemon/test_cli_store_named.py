@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 from tests.daemon.test_cli_new_user import History, _docs
 
 runner = CliRunner()

@@ -9,7 +9,7 @@ from pathlib import Path
 from bson import json_util
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 
 runner = CliRunner()
 STATUSES = ("paid", "shipped", "new", "refunded")

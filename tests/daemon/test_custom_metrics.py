@@ -20,21 +20,21 @@ from bson import json_util
 from prometheus_client import CollectorRegistry, generate_latest
 from typer.testing import CliRunner
 
-from agent.clock import ManualClock
-from agent.findings import Category
-from agent.report import AuditReport
-from config.alerts import AlertsConfig
-from config.schedules import load_schedules
-from config.settings import Settings
-from daemon.alerts.policy import AlertPolicy
-from daemon.cli import app
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.service import Daemon
-from daemon.spool import Spool
-from daemon.store import PostgresStore
-from daemon.store.incidents import IncidentBook
-from daemon.store.metric_values import MetricBook
+from argus.agent.clock import ManualClock
+from argus.agent.findings import Category
+from argus.agent.report import AuditReport
+from argus.config.alerts import AlertsConfig
+from argus.config.schedules import load_schedules
+from argus.config.settings import Settings
+from argus.daemon.alerts.policy import AlertPolicy
+from argus.daemon.cli import app
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.service import Daemon
+from argus.daemon.spool import Spool
+from argus.daemon.store import PostgresStore
+from argus.daemon.store.incidents import IncidentBook
+from argus.daemon.store.metric_values import MetricBook
 
 START = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
 REGIONS = ("EU", "US", "APAC")

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from bson import json_util
 
-from daemon.store.embedded import start_embedded
+from argus.daemon.store.embedded import start_embedded
 from tests.daemon.process import DaemonProcess
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from prometheus_client import CollectorRegistry
 
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.scripted import ScriptedPlanner
-from agent.state import AgentAction
-from daemon.metrics import Metrics
-from daemon.sources import load_jsonl
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.state import AgentAction
+from argus.daemon.metrics import Metrics
+from argus.daemon.sources import load_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 

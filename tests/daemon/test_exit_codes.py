@@ -14,8 +14,8 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from daemon.cli import app
-from daemon.exit_codes import ExitCode
+from argus.daemon.cli import app
+from argus.daemon.exit_codes import ExitCode
 from tests.daemon.process import free_port
 from tests.daemon.test_cli_new_user import _docs
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _table() -> dict[int, str]:
-    """The exit-code table users read (docs/reference/exit-codes.md, generated from daemon/exit_codes.py)."""
+    """The exit-code table users read (docs/reference/exit-codes.md, generated from argus/daemon/exit_codes.py)."""
     text = (ROOT / "docs/reference/exit-codes.md").read_text()
     rows = {int(code): meaning for code, meaning in re.findall(r"^\| (\d+) \| (.+) \|$", text, re.MULTILINE)}
     assert rows == {code.value: code.meaning for code in ExitCode}
@@ -102,7 +102,7 @@ def test_ctrl_c_exits_130_with_no_report_through_audit_and_run(command: str, tmp
     import threading
     import time
 
-    from agent.llm.local_server import LocalChatServer, Reply, hang_reply
+    from argus.agent.llm.local_server import LocalChatServer, Reply, hang_reply
     from tests.daemon.process import _CHECKOUT, ARGUS
 
     data = tmp_path / "orders.jsonl"

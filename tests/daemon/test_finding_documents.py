@@ -15,12 +15,12 @@ from bson import ObjectId, json_util
 from prometheus_client import CollectorRegistry
 from typer.testing import CliRunner
 
-from agent.failing import bounded
-from agent.findings import Category, FailingDocument, FailingDocuments, Finding, Severity
-from daemon.cli import app
-from daemon.findings_view import stored_finding
-from daemon.http import HttpServer
-from daemon.store import NotFound, PostgresStore
+from argus.agent.failing import bounded
+from argus.agent.findings import Category, FailingDocument, FailingDocuments, Finding, Severity
+from argus.daemon.cli import app
+from argus.daemon.findings_view import stored_finding
+from argus.daemon.http import HttpServer
+from argus.daemon.store import NotFound, PostgresStore
 
 runner = CliRunner()
 STATUS, QTY = "PLANTEDSTATUS", "PLANTEDQTY"  # values no output of strict mode may hold

@@ -9,13 +9,13 @@ from typing import Any
 
 import psycopg
 
-from agent.report import TraceEntry
-from config.schedules import ScheduleSet
-from config.settings import Settings
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.spool import Spool
-from daemon.store import PostgresStore
+from argus.agent.report import TraceEntry
+from argus.config.schedules import ScheduleSet
+from argus.config.settings import Settings
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.spool import Spool
+from argus.daemon.store import PostgresStore
 from tests.daemon.test_runner import AT, _runner
 
 

@@ -15,8 +15,8 @@ from typing import Any
 from bson import json_util
 from typer.testing import CliRunner
 
-from daemon.cli import app
-from daemon.store import CollectionRef, PostgresStore
+from argus.daemon.cli import app
+from argus.daemon.store import CollectionRef, PostgresStore
 
 runner = CliRunner()
 SIZE = 1000

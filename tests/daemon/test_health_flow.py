@@ -15,20 +15,20 @@ import httpx
 import pytest
 from bson import ObjectId
 
-from agent.clock import ManualClock
-from agent.findings import Category
-from agent.health.findings import HEALTH_CATEGORIES
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from config.alerts import AlertsConfig
-from daemon.alerts.policy import AlertPolicy
-from daemon.alerts.sender import AlertSender
-from daemon.metrics import Metrics
-from daemon.store import CollectionRef, PostgresStore
-from daemon.store.outbox import AlertOutbox
+from argus.agent.clock import ManualClock
+from argus.agent.findings import Category
+from argus.agent.health.findings import HEALTH_CATEGORIES
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.config.alerts import AlertsConfig
+from argus.daemon.alerts.policy import AlertPolicy
+from argus.daemon.alerts.sender import AlertSender
+from argus.daemon.metrics import Metrics
+from argus.daemon.store import CollectionRef, PostgresStore
+from argus.daemon.store.outbox import AlertOutbox
 from tests.conftest import memory_collection
 from tests.daemon.alerts.receiver import Receiver
 

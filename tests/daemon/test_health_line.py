@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from rich.console import Console
 
-from agent.health.models import HealthSnapshot
-from daemon.render import print_report
+from argus.agent.health.models import HealthSnapshot
+from argus.daemon.render import print_report
 from tests.daemon.store.reports import T0, report
 
 

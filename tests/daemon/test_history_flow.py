@@ -11,7 +11,7 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 
 runner = CliRunner()
 

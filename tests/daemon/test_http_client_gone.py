@@ -9,7 +9,7 @@ import urllib.request
 import pytest
 from prometheus_client import CollectorRegistry
 
-from daemon.http import HttpServer
+from argus.daemon.http import HttpServer
 
 
 def test_a_probe_that_gives_up_before_the_answer_leaves_no_traceback(capfd: pytest.CaptureFixture[str]) -> None:

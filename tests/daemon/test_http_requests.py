@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from prometheus_client import CollectorRegistry
 
-from daemon.http import HttpServer
+from argus.daemon.http import HttpServer
 
 
 @pytest.fixture

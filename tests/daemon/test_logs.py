@@ -7,8 +7,8 @@ import logging
 import pytest
 import structlog
 
-from agent.secrets import SECRETS
-from daemon.logs import configure_logging
+from argus.agent.secrets import SECRETS
+from argus.daemon.logs import configure_logging
 
 
 @pytest.fixture(autouse=True)

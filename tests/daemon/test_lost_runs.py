@@ -11,8 +11,8 @@ import psycopg
 import structlog
 from structlog.testing import capture_logs
 
-from config.schedules import ScheduleSet
-from daemon.store import PostgresStore
+from argus.config.schedules import ScheduleSet
+from argus.daemon.store import PostgresStore
 from tests.daemon.test_runner import AT, _runner, _runs
 
 

@@ -10,14 +10,14 @@ from typing import Any
 from bson import ObjectId
 from prometheus_client import generate_latest
 
-from agent.clock import ManualClock
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from daemon.metrics import Metrics
+from argus.agent.clock import ManualClock
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.metrics import Metrics
 
 NOW = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
 WHERE = {"connection": "default", "database": "testdb", "collection": "events"}

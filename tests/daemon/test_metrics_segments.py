@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, generate_latest
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic.planner import HeuristicPlanner
-from agent.report import AuditReport
-from agent.segments.models import SegmentOptions, metric_label
-from agent.tools.target import AuditTarget
-from daemon.metrics import Metrics
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic.planner import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.segments.models import SegmentOptions, metric_label
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.metrics import Metrics
 from tests.agent.segments.tenants import NOW, Tenants, count
 from tests.conftest import memory_collection
 

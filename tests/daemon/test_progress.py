@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.console import Console
 
-from daemon.progress import AuditLines, LoadProgress
+from argus.daemon.progress import AuditLines, LoadProgress
 
 
 class _Clock:

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from bson import json_util
 
-from agent.clock import ManualClock
-from agent.report import AuditReport
-from config.schedules import ScheduleSet, load_schedules
-from config.settings import Settings
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.spool import Spool
-from daemon.store import PostgresStore
+from argus.agent.clock import ManualClock
+from argus.agent.report import AuditReport
+from argus.config.schedules import ScheduleSet, load_schedules
+from argus.config.settings import Settings
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.spool import Spool
+from argus.daemon.store import PostgresStore
 
 pytestmark = [pytest.mark.slow]
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import psycopg
 
-from agent.clock import ManualClock
-from config.schedules import ScheduleSet
-from config.settings import Settings
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.spool import Spool
-from daemon.store import PostgresStore
+from argus.agent.clock import ManualClock
+from argus.config.schedules import ScheduleSet
+from argus.config.settings import Settings
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.spool import Spool
+from argus.daemon.store import PostgresStore
 
 NOW_TEXT = "2026-05-01T10:00:07+00:00"
 AT = datetime.fromisoformat("2026-05-01T10:00:02+00:00")   # the firing: due at 10:00:02 (slot 10:00 + jitter)

@@ -11,14 +11,14 @@ from typing import Any
 import psycopg
 from bson import json_util
 
-from agent.clock import ManualClock
-from agent.llm.local_server import error_reply, tool_reply
-from config.schedules import load_schedules
-from config.settings import Settings
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.spool import Spool
-from daemon.store import PostgresStore
+from argus.agent.clock import ManualClock
+from argus.agent.llm.local_server import error_reply, tool_reply
+from argus.config.schedules import load_schedules
+from argus.config.settings import Settings
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.spool import Spool
+from argus.daemon.store import PostgresStore
 
 USAGE = {"prompt_tokens": 3000, "completion_tokens": 100, "total_tokens": 3100}
 

@@ -9,8 +9,8 @@ from typing import Any
 import yaml
 from prometheus_client import CollectorRegistry
 
-from config.settings import Settings
-from daemon.service import Daemon
+from argus.config.settings import Settings
+from argus.daemon.service import Daemon
 
 ROOT = Path(__file__).resolve().parents[2]
 

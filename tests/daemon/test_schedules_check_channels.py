@@ -8,7 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 
 runner = CliRunner()
 SECRET = "https://hooks.example.test/T000/B000/abcdefsecret"

@@ -11,14 +11,14 @@ from pathlib import Path
 import pytest
 from bson import ObjectId, json_util
 
-from agent.clock import ManualClock
-from agent.report import AuditReport
-from config.schedules import ScheduleError, ScheduleSet, load_schedules
-from config.settings import Settings
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.spool import Spool
-from daemon.store import CollectionRef, PostgresStore
+from argus.agent.clock import ManualClock
+from argus.agent.report import AuditReport
+from argus.config.schedules import ScheduleError, ScheduleSet, load_schedules
+from argus.config.settings import Settings
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.spool import Spool
+from argus.daemon.store import CollectionRef, PostgresStore
 
 NOW = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
 
@@ -144,7 +144,7 @@ def test_argus_audit_since_audits_the_window(tmp_path: Path, monkeypatch: pytest
 
     from typer.testing import CliRunner
 
-    from daemon.cli import app
+    from argus.daemon.cli import app
 
     monkeypatch.delenv("ARGUS_DATABASE_URL", raising=False)
     _orders(tmp_path / "orders.jsonl")
@@ -171,7 +171,7 @@ def test_argus_audit_refuses_a_bad_window_naming_the_option(tmp_path: Path, monk
                                                             args: list[str], message: str) -> None:
     from typer.testing import CliRunner
 
-    from daemon.cli import app
+    from argus.daemon.cli import app
 
     monkeypatch.delenv("ARGUS_DATABASE_URL", raising=False)
     _orders(tmp_path / "orders.jsonl")

@@ -7,14 +7,14 @@ from uuid import uuid4
 
 import pytest
 
-from agent.history import PastFinding, fingerprint
-from agent.window import AuditWindow
-from config.alerts import AlertsConfig
-from daemon.alerts.policy import AlertPolicy
-from daemon.diff import diff_report
-from daemon.incidents.notices import finding_line
-from daemon.incidents.tracker import track
-from daemon.render import _diff_line
+from argus.agent.history import PastFinding, fingerprint
+from argus.agent.window import AuditWindow
+from argus.config.alerts import AlertsConfig
+from argus.daemon.alerts.policy import AlertPolicy
+from argus.daemon.diff import diff_report
+from argus.daemon.incidents.notices import finding_line
+from argus.daemon.incidents.tracker import track
+from argus.daemon.render import _diff_line
 from tests.daemon.store.reports import T0, finding, report
 
 WINDOW = AuditWindow(field="created_at", since=T0, span_s=7 * 86400.0, documents=1019, indexed=True)

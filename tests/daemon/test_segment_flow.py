@@ -17,19 +17,19 @@ import httpx
 import pytest
 from bson import ObjectId, json_util
 
-from agent.clock import ManualClock
-from agent.findings import Category
-from agent.segments.models import metric_label
-from config.schedules import load_schedules
-from config.settings import Settings
-from daemon.alerts.policy import AlertPolicy
-from daemon.alerts.sender import AlertSender
-from daemon.metrics import Metrics
-from daemon.runner import ScheduleRunner
-from daemon.spool import Spool
-from daemon.store import PostgresStore
-from daemon.store.incidents import IncidentBook
-from daemon.store.outbox import AlertOutbox
+from argus.agent.clock import ManualClock
+from argus.agent.findings import Category
+from argus.agent.segments.models import metric_label
+from argus.config.schedules import load_schedules
+from argus.config.settings import Settings
+from argus.daemon.alerts.policy import AlertPolicy
+from argus.daemon.alerts.sender import AlertSender
+from argus.daemon.metrics import Metrics
+from argus.daemon.runner import ScheduleRunner
+from argus.daemon.spool import Spool
+from argus.daemon.store import PostgresStore
+from argus.daemon.store.incidents import IncidentBook
+from argus.daemon.store.outbox import AlertOutbox
 from tests.daemon.alerts.receiver import Receiver
 
 pytestmark = pytest.mark.slow

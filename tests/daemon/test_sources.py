@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.errors import ArgusError, DataLoadError
-from daemon.sources import load_jsonl, open_uri
+from argus.agent.errors import ArgusError, DataLoadError
+from argus.daemon.sources import load_jsonl, open_uri
 
 
 def test_extended_json_types_are_loaded_as_bson(tmp_path: Path) -> None:

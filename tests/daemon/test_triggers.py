@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from freezegun import freeze_time
 
-from config.schedules import AuditSettings, CronTrigger, IntervalTrigger, ResolvedSchedule, ScheduleSet
-from daemon.metrics import Metrics
-from daemon.scheduler import AuditScheduler
-from daemon.triggers import aps_trigger, interval_of, next_fire_times, slot_of
+from argus.config.schedules import AuditSettings, CronTrigger, IntervalTrigger, ResolvedSchedule, ScheduleSet
+from argus.daemon.metrics import Metrics
+from argus.daemon.scheduler import AuditScheduler
+from argus.daemon.triggers import aps_trigger, interval_of, next_fire_times, slot_of
 
 
 def _times(cron: str, tz: str, start: datetime, n: int = 4) -> list[str]:

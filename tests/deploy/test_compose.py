@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from config.schedules import load_schedules
+from argus.config.schedules import load_schedules
 from tests.deploy.dockerfile import parse_dockerfile
 
 ROOT = Path(__file__).resolve().parents[2]

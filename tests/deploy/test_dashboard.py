@@ -151,7 +151,7 @@ def _family_labels() -> dict[str, tuple[str, ...]]:
     """Every series name the daemon exposes (histograms' _bucket, _sum and _count too) -> its labels."""
     from prometheus_client import CollectorRegistry
 
-    from daemon.metrics import Metrics, catalogue
+    from argus.daemon.metrics import Metrics, catalogue
 
     registry = CollectorRegistry()
     Metrics(registry).daemon_gauges(open_findings=list, next_runs=list, schedules=list, spooled=lambda: 0,

@@ -60,8 +60,8 @@ def test_the_dockerignore_reader_follows_last_match_wins() -> None:
     rules = "deploy\n!deploy/demo\n**/__pycache__\n"
     assert dockerignore_excludes(rules, "deploy/README.md")
     assert not dockerignore_excludes(rules, "deploy/demo/orders.jsonl")
-    assert dockerignore_excludes(rules, "agent/tools/__pycache__/guard.cpython-311.pyc")
-    assert not dockerignore_excludes(rules, "agent/tools/guard.py")
+    assert dockerignore_excludes(rules, "argus/agent/tools/__pycache__/guard.cpython-311.pyc")
+    assert not dockerignore_excludes(rules, "argus/agent/tools/guard.py")
 
 
 def test_the_runtime_image_has_no_build_tools(dockerfile: Dockerfile) -> None:
@@ -90,7 +90,7 @@ def test_the_healthcheck_asks_healthz_without_curl(dockerfile: Dockerfile) -> No
     health = dockerfile.final.last("HEALTHCHECK")
     assert health is not None
     command = health.healthcheck_command()
-    assert command == ["python", "-m", "daemon.healthcheck"]           # asks /healthz where the daemon listens
+    assert command == ["python", "-m", "argus.daemon.healthcheck"]           # asks /healthz where the daemon listens
     assert "curl" not in health.args and "wget" not in health.args
     assert {"interval", "timeout", "start-period", "retries"} <= health.flags()[0].keys()
 

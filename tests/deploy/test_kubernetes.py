@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from config.schedules import load_schedules
+from argus.config.schedules import load_schedules
 from tests.deploy.dockerfile import parse_dockerfile
 from tests.deploy.promql import RULES
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from config.settings import Settings
-from daemon.http import parse_listen
+from argus.config.settings import Settings
+from argus.daemon.http import parse_listen
 from tests.deploy.dockerfile import parse_dockerfile
 
 ROOT = Path(__file__).resolve().parents[2]

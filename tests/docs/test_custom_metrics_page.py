@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from config.schedules import ScheduleError, load_schedules
-from daemon.render import print_metrics
-from daemon.sources import SourceCache
+from argus.agent.loop import run_audit
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.config.schedules import ScheduleError, load_schedules
+from argus.daemon.render import print_metrics
+from argus.daemon.sources import SourceCache
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "custom-metrics.md"

@@ -43,11 +43,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from config.schedules import ScheduleError, _File, load_schedules
-from config.settings import check_mongodb_uri
-from daemon.alerts.models import Alert
-from daemon.incidents.models import Incident, IncidentNotice
-from daemon.store.embedded import EmbeddedDatabase, start_embedded
+from argus.config.schedules import ScheduleError, _File, load_schedules
+from argus.config.settings import check_mongodb_uri
+from argus.daemon.alerts.models import Alert
+from argus.daemon.incidents.models import Incident, IncidentNotice
+from argus.daemon.store.embedded import EmbeddedDatabase, start_embedded
 from tests.daemon.process import free_port
 from tests.docs.pages import ROOT, Block, blocks, reading_order, where
 

@@ -13,11 +13,11 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel
 
-from config.schedules import _File
-from config.settings import Settings
-from daemon.cli import app
-from daemon.exit_codes import ExitCode
-from daemon.metrics import Metrics, catalogue
+from argus.config.schedules import _File
+from argus.config.settings import Settings
+from argus.daemon.cli import app
+from argus.daemon.exit_codes import ExitCode
+from argus.daemon.metrics import Metrics, catalogue
 from tests.daemon.process import DaemonProcess
 from tests.docs.pages import DOCS, ROOT, generator
 

@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 from typing import get_args
 
-from config.alerts import AlertsConfig, IncidentsConfig
-from config.schedules import load_schedules
-from daemon.incidents.models import IncidentStatus, NoticeKind
+from argus.config.alerts import AlertsConfig, IncidentsConfig
+from argus.config.schedules import load_schedules
+from argus.daemon.incidents.models import IncidentStatus, NoticeKind
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "incidents.md"
 

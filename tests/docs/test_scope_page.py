@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from config.schedules import load_schedules
+from argus.config.schedules import load_schedules
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "scope.md"
 _YAML = re.compile(r"```yaml\n(.*?)```", re.DOTALL)

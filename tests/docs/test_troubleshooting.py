@@ -34,7 +34,7 @@ def _messages() -> list[tuple[int, str]]:
 def _templates() -> tuple[str, ...]:
     """Every string the code can build, with ``_HOLE`` where an f-string inserts a value."""
     found: list[str] = []
-    for package in ("agent", "daemon", "config"):
+    for package in ("argus/agent", "argus/daemon", "argus/config"):
         for path in sorted((ROOT / package).rglob("*.py")):
             tree = ast.parse(path.read_text())
             constants = {t.id: n.value.value for n in tree.body if isinstance(n, ast.Assign)

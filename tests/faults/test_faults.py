@@ -15,8 +15,8 @@ from typing import Any
 import psycopg
 import pytest
 
-from agent.llm.local_server import tool_reply
-from daemon.store.embedded import start_embedded
+from argus.agent.llm.local_server import tool_reply
+from argus.daemon.store.embedded import start_embedded
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import DaemonProcess
 from tests.faults.scenarios import BAD_SCHEDULES, kill_postmaster, slow_collection, stored_runs, write_schedules

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from bson import json_util
 
-from agent.llm.local_server import LocalChatServer, Reply, drip_reply, error_reply, hang_reply, raw_reply
+from argus.agent.llm.local_server import LocalChatServer, Reply, drip_reply, error_reply, hang_reply, raw_reply
 
 pytestmark = pytest.mark.slow
 
@@ -64,7 +64,7 @@ def _collection(path: Path) -> Path:
 
 
 def _run(name: str, planner: str, base_url: str, data: Path, env: dict[str, str], cwd: Path) -> Outcome:
-    argv = [sys.executable, "-m", "daemon.cli", "audit", "--no-store", "--file", str(data), "--format", "json",
+    argv = [sys.executable, "-m", "argus.daemon.cli", "audit", "--no-store", "--file", str(data), "--format", "json",
             "--planner", planner, "--model", "m", "--base-url", base_url, "--time-budget", str(BUDGET_S)]
     started = time.monotonic()
     proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd)

@@ -22,7 +22,7 @@ def load_jsonl(collection: Any, path: Path) -> int:
 
 def audit(*args: str, timeout: float = 240) -> tuple[int, dict[str, Any]]:
     """``argus audit ... --format json --no-store``: its exit code and its report."""
-    done = subprocess.run([sys.executable, "-m", "daemon.cli", "audit", *args, "--format", "json", "--no-store"],
+    done = subprocess.run([sys.executable, "-m", "argus.daemon.cli", "audit", *args, "--format", "json", "--no-store"],
                           capture_output=True, text=True, timeout=timeout, check=False)
     assert done.stdout.strip(), f"no report (exit {done.returncode}): {done.stderr[-2000:]}"
     return done.returncode, json.loads(done.stdout)

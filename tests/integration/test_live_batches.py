@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from agent.tools import get_stats
-from agent.tools.count_many import count_many
-from agent.tools.models import CountManyInput, GetStatsInput
-from daemon.sources import open_uri
+from argus.agent.tools import get_stats
+from argus.agent.tools.count_many import count_many
+from argus.agent.tools.models import CountManyInput, GetStatsInput
+from argus.daemon.sources import open_uri
 from tests.agent.tools.test_count_many import _NESTED
 from tests.integration.audits import audit, finding_keys, load_jsonl
 

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pymongo import monitoring
 
-from agent.custom_metrics.measure import MAX_SEGMENTS, measure_metrics
-from agent.custom_metrics.models import MetricSpec
-from agent.health.models import HealthOptions
-from agent.tools.target import AuditTarget
+from argus.agent.custom_metrics.measure import MAX_SEGMENTS, measure_metrics
+from argus.agent.custom_metrics.models import MetricSpec
+from argus.agent.health.models import HealthOptions
+from argus.agent.tools.target import AuditTarget
 from tests.conftest import memory_collection
 
 pytestmark = pytest.mark.live

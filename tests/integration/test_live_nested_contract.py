@@ -12,8 +12,8 @@ import bson
 import pytest
 from bson import json_util
 
-from agent.contracts.compile import rule_filters
-from config.contracts import load_contract
+from argus.agent.contracts.compile import rule_filters
+from argus.config.contracts import load_contract
 from tests.agent.contracts.nested_orders import CONTRACT, PLANTED, orders
 from tests.conftest import memory_collection
 from tests.integration.audits import audit, load_jsonl

@@ -13,7 +13,7 @@ from bson import json_util
 from pymongo import monitoring
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 from tests.integration.audits import audit, finding_keys, load_jsonl
 
 pytestmark = pytest.mark.live

@@ -8,7 +8,7 @@ import ctypes
 import ctypes.util
 from functools import cache
 
-from agent.pcre import library
+from argus.agent.pcre import library
 
 __all__ = ["available", "exceeds", "steps"]
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.pcre import pcre2_problem
-from config.contracts import ContractError, load_contract
+from argus.agent.pcre import pcre2_problem
+from argus.config.contracts import ContractError, load_contract
 from tests.security import pcre
 
 

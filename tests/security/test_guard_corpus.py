@@ -14,15 +14,15 @@ from typing import Any
 import bson
 import pytest
 
-from agent.ejson import decode
-from agent.errors import QueryRefused
-from agent.gates.action import action_gate, parse_action
-from agent.options import AuditOptions
-from agent.state import AgentAction, AgentState
-from agent.tools import run_query
-from agent.tools.formats import FORMATS, PLACEHOLDER
-from agent.tools.guard import check_filter, check_pipeline, check_projection
-from agent.tools.models import RunQueryInput
+from argus.agent.ejson import decode
+from argus.agent.errors import QueryRefused
+from argus.agent.gates.action import action_gate, parse_action
+from argus.agent.options import AuditOptions
+from argus.agent.state import AgentAction, AgentState
+from argus.agent.tools import run_query
+from argus.agent.tools.formats import FORMATS, PLACEHOLDER
+from argus.agent.tools.guard import check_filter, check_pipeline, check_projection
+from argus.agent.tools.models import RunQueryInput
 
 JS = "sleep(5000) || true"
 
@@ -296,8 +296,8 @@ def test_plain_pipelines_pass() -> None:
 @pytest.mark.parametrize("levels", [150, 450, 1000])
 def test_deep_queries_from_a_planner_are_refused_and_the_report_still_serializes(make_target: Any,
                                                                                  levels: int) -> None:
-    from agent.loop import run_audit
-    from agent.planners.scripted import ScriptedPlanner
+    from argus.agent.loop import run_audit
+    from argus.agent.planners.scripted import ScriptedPlanner
 
     deep_and = _nest(levels, {"a": 1}, lambda v: {"$and": [v]})
     steps = [AgentAction(action="schema_sample", action_input={}, reasoning="sample"),

@@ -12,12 +12,12 @@ import re
 
 import pytest
 
-from agent.errors import QueryRefused
-from agent.planners.heuristic.text import _exact_regex, _shape_regex
-from agent.tools import formats
-from agent.tools.formats import FORMATS, MADE_UP_EMAIL, PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
-from agent.tools.guard import check_filter
-from agent.tools.regex_cost import regex_problem
+from argus.agent.errors import QueryRefused
+from argus.agent.planners.heuristic.text import _exact_regex, _shape_regex
+from argus.agent.tools import formats
+from argus.agent.tools.formats import FORMATS, MADE_UP_EMAIL, PLACEHOLDER, PLACEHOLDER_EMAIL, PLACEHOLDER_TEXT
+from argus.agent.tools.guard import check_filter
+from argus.agent.tools.regex_cost import regex_problem
 from tests.security import pcre
 
 needs_pcre = pytest.mark.skipif(not pcre.available(), reason="libpcre2-8 (Debian libpcre2-8-0) is not installed")
@@ -89,7 +89,7 @@ def test_a_pattern_argus_sends_is_accepted_and_pcre_runs_it_in_linear_steps(name
 
 
 def test_the_judgement_reads_every_alternative_as_written_not_as_python_folds_it() -> None:
-    from agent.tools.regex_syntax import Alt, Chars, Repeat, parse
+    from argus.agent.tools.regex_syntax import Alt, Chars, Repeat, parse
 
     tree = parse(r"(a|[ab])+")
     assert isinstance(tree, Repeat) and isinstance(tree.body, Alt)

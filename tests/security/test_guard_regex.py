@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from agent.tools import formats
-from agent.tools.formats import FORMATS, PLACEHOLDER, is_placeholder
-from agent.tools.regex_cost import regex_problem
+from argus.agent.tools import formats
+from argus.agent.tools.formats import FORMATS, PLACEHOLDER, is_placeholder
+from argus.agent.tools.regex_cost import regex_problem
 
 OWN_PATTERNS = {**FORMATS, "placeholder": PLACEHOLDER, "unit": formats._UNIT.pattern}
 

@@ -18,14 +18,14 @@ from bson import Code, DBRef, ObjectId
 from bson.datetime_ms import DatetimeMS
 from typer.testing import CliRunner
 
-from agent.errors import DataLoadError
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from daemon.cli import app
-from daemon.sources import load_jsonl
+from argus.agent.errors import DataLoadError
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.cli import app
+from argus.daemon.sources import load_jsonl
 from tests.conftest import memory_collection
 
 BUDGET_S = 20.0
@@ -156,9 +156,9 @@ def test_an_array_of_100000_objects_is_audited_within_the_budget(tmp_path: Path)
 def test_far_dates_in_a_live_server_reply_are_profiled_as_dates() -> None:
     from mockupdb import MockupDB, go
 
-    from agent.tools import schema_sample
-    from agent.tools.models import SchemaSampleInput
-    from daemon.sources import open_uri
+    from argus.agent.tools import schema_sample
+    from argus.agent.tools.models import SchemaSampleInput
+    from argus.daemon.sources import open_uri
 
     server = MockupDB(auto_ismaster={"maxWireVersion": 17, "minWireVersion": 0})
     server.run()

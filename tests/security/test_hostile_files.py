@@ -13,10 +13,10 @@ import bson
 import pytest
 from typer.testing import CliRunner
 
-from agent.errors import DataLoadError
-from daemon.cli import app
-from daemon.files import load_file
-from daemon.files.reader import LoadDeadline
+from argus.agent.errors import DataLoadError
+from argus.daemon.cli import app
+from argus.daemon.files import load_file
+from argus.daemon.files.reader import LoadDeadline
 
 MIB = 1 << 20
 
@@ -144,8 +144,8 @@ def test_invalid_extended_json_is_refused_at_its_line(tmp_path: Path, value: str
 
 def test_a_schedules_file_load_stops_at_the_runs_time_budget(tmp_path: Path) -> None:
     """The daemon's file connections load through the same reader, within the schedule's budget."""
-    from config.schedules import Connection
-    from daemon.sources import SourceCache
+    from argus.config.schedules import Connection
+    from argus.daemon.sources import SourceCache
 
     path = _gzip(tmp_path / "tiny.jsonl.gz", b"{}\n" * 100_000, 5)
     connection = Connection(files={"tiny": path})

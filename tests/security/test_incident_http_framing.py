@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from daemon.store import PostgresStore
-from daemon.store.incidents import IncidentBook
+from argus.daemon.store import PostgresStore
+from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.incidents.test_http import TOKEN, opened, serve  # noqa: F401 (fixtures)
 from tests.daemon.store.reports import finding, report
 

@@ -13,8 +13,8 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from agent.llm.local_server import Reply, error_reply, text_reply, tool_reply
-from daemon.cli import app
+from argus.agent.llm.local_server import Reply, error_reply, text_reply, tool_reply
+from argus.daemon.cli import app
 
 LONE = "\ud800"
 MISMATCH = {"qty": {"$type": "string"}}

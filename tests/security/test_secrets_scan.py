@@ -19,7 +19,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent.llm.local_server import LocalChatServer, error_reply
+from argus.agent.llm.local_server import LocalChatServer, error_reply
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import ARGUS, DaemonProcess, free_port
 

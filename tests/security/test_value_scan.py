@@ -24,8 +24,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from agent.llm.local_server import LocalChatServer
-from agent.llm.scripted import Explorer
+from argus.agent.llm.local_server import LocalChatServer
+from argus.agent.llm.scripted import Explorer
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import ARGUS, DaemonProcess
 from tests.security.people import PERSONAL, VOCABULARY, people, write_people

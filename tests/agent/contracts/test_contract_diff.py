@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from agent.contracts.diff import diff_contracts
-from config.contracts import load_contract
+from argus.agent.contracts.diff import diff_contracts
+from argus.config.contracts import load_contract
 
 
 def _changes(tmp_path: Path, old: str, new: str) -> list[tuple[str, str, str]]:

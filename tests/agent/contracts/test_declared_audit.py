@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.planners.factory import make_planner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from config.contracts import load_contract
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.planners.factory import make_planner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.config.contracts import load_contract
 from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
@@ -133,7 +133,7 @@ def test_each_broken_rule_is_a_finding_with_its_exact_count(report: AuditReport,
 
 
 def test_the_evidence_query_reproduces_each_declared_count(report: AuditReport) -> None:
-    from agent.ejson import decode
+    from argus.agent.ejson import decode
 
     orders = memory_collection(_orders(), "export_2025", database="shop")
     for f in report.findings:  # as run (the report masks literal values in the default privacy mode)
@@ -175,7 +175,7 @@ def test_strict_privacy_writes_no_declared_value_into_the_report(tmp_path: Path)
     path = tmp_path / "contract.yaml"
     path.write_text(CONTRACT)
     setup = make_planner("heuristic")
-    from agent.options import AuditOptions
+    from argus.agent.options import AuditOptions
 
     report = run_audit(_target("sales", _orders()), setup.planner, gates=setup.gates,
                        clock=ManualClock(NOW), contract=load_contract(path, shown_as="contract.yaml"),
@@ -190,7 +190,7 @@ def test_strict_privacy_writes_no_declared_value_into_the_report(tmp_path: Path)
 def test_strict_privacy_writes_no_declared_pattern_into_the_report(tmp_path: Path) -> None:
     """A declared pattern is the user's data as a value list is: its literal text ('X0') stays out of the
     description, the rule's expectation and the evidence query; its count does not change."""
-    from agent.options import AuditOptions
+    from argus.agent.options import AuditOptions
 
     docs = _orders()
     path = tmp_path / "contract.yaml"

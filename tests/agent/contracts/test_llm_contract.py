@@ -6,12 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent.contracts.model import Contract
-from agent.llm.local_server import tool_reply
-from agent.llm.options import LLMOptions
-from agent.loop import run_audit
-from agent.planners.factory import make_planner
-from config.contracts import load_contract
+from argus.agent.contracts.model import Contract
+from argus.agent.llm.local_server import tool_reply
+from argus.agent.llm.options import LLMOptions
+from argus.agent.loop import run_audit
+from argus.agent.planners.factory import make_planner
+from argus.config.contracts import load_contract
 
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]
 OUTLIERS = {"age": {"$gt": 130}}

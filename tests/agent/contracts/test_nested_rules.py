@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.ejson import decode
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.factory import make_planner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from config.contracts import ContractError, load_contract
+from argus.agent.clock import ManualClock
+from argus.agent.ejson import decode
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.factory import make_planner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.config.contracts import ContractError, load_contract
 from tests.agent.contracts.nested_orders import CONTRACT, ELEMENTS, PLANTED, SECRET, orders
 from tests.conftest import memory_collection
 

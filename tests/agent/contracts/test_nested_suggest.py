@@ -12,7 +12,7 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 from tests.agent.contracts.nested_orders import orders
 
 

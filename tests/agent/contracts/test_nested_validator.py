@@ -14,11 +14,11 @@ import bson
 import pytest
 from bson import json_util
 
-from agent.contracts.validator import JSON_SCHEMA_KEYWORDS, validator_for
-from agent.ejson import encode
-from agent.engine.values import group_key
-from agent.tools.profiling import bson_type
-from config.contracts import load_contract
+from argus.agent.contracts.validator import JSON_SCHEMA_KEYWORDS, validator_for
+from argus.agent.ejson import encode
+from argus.agent.engine.values import group_key
+from argus.agent.tools.profiling import bson_type
+from argus.config.contracts import load_contract
 from tests.agent.contracts.nested_orders import CONTRACT, PLANTED, orders
 from tests.conftest import memory_collection
 
@@ -94,8 +94,8 @@ def test_each_rules_schema_fails_the_documents_the_audit_counts(contract: Any, s
 
 
 def test_the_whole_schema_fails_the_documents_breaking_any_rule(contract: Any) -> None:
-    from agent.contracts.compile import rule_filters
-    from agent.ejson import decode
+    from argus.agent.contracts.compile import rule_filters
+    from argus.agent.ejson import decode
 
     docs = _documents()
     schema = validator_for(contract).schema
@@ -110,7 +110,7 @@ def test_the_whole_schema_fails_the_documents_breaking_any_rule(contract: Any) -
 def test_the_validator_command_counts_the_same_documents(tmp_path: Path, contract: Any) -> None:
     from typer.testing import CliRunner
 
-    from daemon.cli import app
+    from argus.daemon.cli import app
 
     docs = _documents()
     (tmp_path / "orders.jsonl").write_text("\n".join(json_util.dumps(d) for d in docs))

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent.clock import ManualClock
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions, ScopeOptions
-from agent.planners.factory import make_planner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from config.contracts import load_contract
+from argus.agent.clock import ManualClock
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions, ScopeOptions
+from argus.agent.planners.factory import make_planner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.config.contracts import load_contract
 from tests.agent.test_scope import DAY, NOW, orders
 from tests.conftest import memory_collection
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 
 DOCUMENTS = 60
 

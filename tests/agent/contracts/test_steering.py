@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.planners.factory import make_planner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from config.contracts import load_contract
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.planners.factory import make_planner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.config.contracts import load_contract
 from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

@@ -10,7 +10,7 @@ from typing import Any
 from bson import json_util
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 from tests.agent.tools.engine_server import EngineServer, Refusal, uses
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 
 THRESHOLDS = """\
 fields:

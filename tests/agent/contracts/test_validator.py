@@ -10,10 +10,10 @@ from typing import Any
 import bson
 from typer.testing import CliRunner
 
-from agent.contracts.validator import JSON_SCHEMA_KEYWORDS, validator_for
-from agent.tools.profiling import bson_type
-from config.contracts import load_contract
-from daemon.cli import app
+from argus.agent.contracts.validator import JSON_SCHEMA_KEYWORDS, validator_for
+from argus.agent.tools.profiling import bson_type
+from argus.config.contracts import load_contract
+from argus.daemon.cli import app
 from tests.conftest import memory_collection
 
 NUMBER = {"int", "long", "double", "decimal"}

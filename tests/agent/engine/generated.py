@@ -18,12 +18,12 @@ from typing import Any
 
 from bson import Decimal128, Int64, ObjectId, Regex
 
-from agent.ejson import encode
-from agent.engine import MemoryCollection
-from agent.engine.match import compile_filter, general_path
-from agent.errors import QueryRefused
-from agent.tools.count_many import count_many_pipeline
-from agent.tools.models import CountManyInput, CountQuery
+from argus.agent.ejson import encode
+from argus.agent.engine import MemoryCollection
+from argus.agent.engine.match import compile_filter, general_path
+from argus.agent.errors import QueryRefused
+from argus.agent.tools.count_many import count_many_pipeline
+from argus.agent.tools.models import CountManyInput, CountQuery
 
 __all__ = ["Disagreement", "disagreements", "documents", "filters"]
 

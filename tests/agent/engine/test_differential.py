@@ -25,7 +25,7 @@ from bson import Int64, ObjectId, Regex
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from agent.engine import MemoryCollection
+from argus.agent.engine import MemoryCollection
 from tests.agent.engine.generated import disagreements
 from tests.agent.engine.generated import documents as generated_documents
 from tests.agent.engine.generated import filters as generated_filters

@@ -22,12 +22,12 @@ import mongomock
 import pytest
 from bson import json_util
 
-from agent.engine import MemoryCollection
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.tools.target import AuditTarget
-from daemon.files import load_file
+from argus.agent.engine import MemoryCollection
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.files import load_file
 
 ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT.parent / "shared" / "bench"

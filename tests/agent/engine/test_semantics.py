@@ -15,9 +15,9 @@ import pytest
 from bson import Decimal128, Int64, Regex
 from bson.datetime_ms import DatetimeMS
 
-from agent.engine import MemoryCollection
-from agent.errors import QueryRejected, QueryTimeout
-from agent.tools.target import AuditTarget
+from argus.agent.engine import MemoryCollection
+from argus.agent.errors import QueryRejected, QueryTimeout
+from argus.agent.tools.target import AuditTarget
 
 
 def _ids(docs: list[dict[str, Any]], query: dict[str, Any]) -> list[Any]:
@@ -172,7 +172,7 @@ def test_a_regex_timeout_is_the_wall_time_left_in_cpu_seconds_on_a_busy_machine(
     """The ``regex`` module's timeout counts the process's CPU time. A read that has had a quarter of
     a core (a busy machine) gives a pattern a quarter of the wall time left as CPU seconds, so the
     read still ends when its wall-clock limit says; an idle machine gives it all of it."""
-    from agent.engine.deadline import Deadline
+    from argus.agent.engine.deadline import Deadline
 
     wall, cpu = [100.0], [10.0]
     busy = Deadline(2000, clock=lambda: wall[0], cpu_clock=lambda: cpu[0], load=lambda: 0.5)
@@ -197,8 +197,8 @@ def test_a_regex_given_too_few_cpu_seconds_is_searched_again_until_the_wall_cloc
     5 s it had, and the test failed on the load, not on the retry it checks."""
     import time
 
-    from agent.engine.deadline import Deadline
-    from agent.engine.match import compile_regex
+    from argus.agent.engine.deadline import Deadline
+    from argus.agent.engine.match import compile_regex
 
     deadline = Deadline(5_000, clock=time.process_time, cpu_clock=time.process_time, load=lambda: 0.05)
     search = compile_regex("\\s+[xy]", "", deadline)

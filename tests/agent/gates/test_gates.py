@@ -6,15 +6,15 @@ from typing import Any
 
 import pytest
 
-from agent.ejson import filter_key
-from agent.findings import Category, Finding, Severity
-from agent.gates.action import action_gate, action_key, parse_action
-from agent.gates.finding import finding_gate
-from agent.gates.run import run_gate
-from agent.options import AuditOptions
-from agent.state import AgentAction, AgentState
-from agent.tools.models import SchemaSampleResult
-from agent.tools.profiling import profile_documents
+from argus.agent.ejson import filter_key
+from argus.agent.findings import Category, Finding, Severity
+from argus.agent.gates.action import action_gate, action_key, parse_action
+from argus.agent.gates.finding import finding_gate
+from argus.agent.gates.run import run_gate
+from argus.agent.options import AuditOptions
+from argus.agent.state import AgentAction, AgentState
+from argus.agent.tools.models import SchemaSampleResult
+from argus.agent.tools.profiling import profile_documents
 
 
 def _state(**options: Any) -> AgentState:

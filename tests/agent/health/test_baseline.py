@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from agent.health.baseline import detect
-from agent.health.models import ExcludedSpan, FieldHealth, HealthOptions, HealthSnapshot
+from argus.agent.health.baseline import detect
+from argus.agent.health.models import ExcludedSpan, FieldHealth, HealthOptions, HealthSnapshot
 
 MONDAY = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
 OPTIONS = HealthOptions()

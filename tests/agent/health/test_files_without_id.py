@@ -9,11 +9,11 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from agent.health.collect import collect_health
-from agent.health.models import HealthOptions
-from agent.tools.models import SchemaSampleInput
-from agent.tools.schema_sample import schema_sample
-from daemon.sources import load_path
+from argus.agent.health.collect import collect_health
+from argus.agent.health.models import HealthOptions
+from argus.agent.tools.models import SchemaSampleInput
+from argus.agent.tools.schema_sample import schema_sample
+from argus.daemon.sources import load_path
 
 NOW = datetime(2026, 11, 26, 12, tzinfo=UTC)
 

@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
-from agent.clock import ManualClock
-from agent.findings import Category
-from agent.health.models import ExcludedSpan, HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.scripted import ScriptedPlanner
-from agent.report import AuditReport
-from agent.state import AgentAction
-from agent.tools.target import AuditTarget
-from daemon.sources import open_uri
+from argus.agent.clock import ManualClock
+from argus.agent.findings import Category
+from argus.agent.health.models import ExcludedSpan, HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.report import AuditReport
+from argus.agent.state import AgentAction
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse
 from tests.conftest import memory_collection
 

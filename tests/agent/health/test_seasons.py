@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from agent.health.baseline import detect
-from agent.health.models import HealthOptions, HealthSnapshot
+from argus.agent.health.baseline import detect
+from argus.agent.health.models import HealthOptions, HealthSnapshot
 
 START = datetime(2026, 1, 5, 0, 0, tzinfo=UTC)  # a Monday
 

@@ -21,20 +21,20 @@ from typing import Any
 import pytest
 from bson import json_util
 
-from agent.llm.local_server import LocalChatServer
-from agent.llm.options import LLMOptions
-from agent.llm.prompts.system import system_prompt
-from agent.llm.scripted import Explorer
-from agent.llm.tools import tool_definitions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.factory import make_planner
-from agent.privacy import categorical_values
-from agent.report import TraceEntry
-from agent.state import AgentState
-from agent.tools import schema_sample
-from agent.tools.models import SchemaSampleInput
-from daemon.sources import load_jsonl
+from argus.agent.llm.local_server import LocalChatServer
+from argus.agent.llm.options import LLMOptions
+from argus.agent.llm.prompts.system import system_prompt
+from argus.agent.llm.scripted import Explorer
+from argus.agent.llm.tools import tool_definitions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.factory import make_planner
+from argus.agent.privacy import categorical_values
+from argus.agent.report import TraceEntry
+from argus.agent.state import AgentState
+from argus.agent.tools import schema_sample
+from argus.agent.tools.models import SchemaSampleInput
+from argus.daemon.sources import load_jsonl
 
 ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT.parent / "shared" / "bench"

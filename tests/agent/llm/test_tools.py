@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from agent.llm.client import Completion, ToolCall
-from agent.llm.tools import InvalidAnswer, action_from, strip_fence, tool_definitions
-from agent.tools.registry import TOOLS
+from argus.agent.llm.client import Completion, ToolCall
+from argus.agent.llm.tools import InvalidAnswer, action_from, strip_fence, tool_definitions
+from argus.agent.tools.registry import TOOLS
 
 
 def test_one_function_per_registry_tool_with_inlined_schemas() -> None:

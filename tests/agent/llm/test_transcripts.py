@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from agent.llm.client import OpenAIChat, build_client
-from agent.llm.errors import LLMError, LLMRejected, LLMUnavailable, LLMUnsupported
-from agent.llm.local_server import LocalChatServer, read_transcript, recorded_reply
-from agent.llm.options import LLMOptions
-from agent.llm.tools import InvalidAnswer, action_from
-from agent.llm.usage import LLMAccount
+from argus.agent.llm.client import OpenAIChat, build_client
+from argus.agent.llm.errors import LLMError, LLMRejected, LLMUnavailable, LLMUnsupported
+from argus.agent.llm.local_server import LocalChatServer, read_transcript, recorded_reply
+from argus.agent.llm.options import LLMOptions
+from argus.agent.llm.tools import InvalidAnswer, action_from
+from argus.agent.llm.usage import LLMAccount
 
 TRANSCRIPT = Path(__file__).parent / "transcripts" / "llamacpp-qwen2.5-0.5b.jsonl.gz"
 EXCHANGES = read_transcript(TRANSCRIPT)
@@ -142,7 +142,7 @@ def test_the_servers_usage_is_recorded_beside_the_estimate(chat_server: Any) -> 
 
 
 def test_the_calibrated_estimate_is_never_below_the_servers_count_and_at_most_a_fifth_above() -> None:
-    from agent.llm.tokens import estimate_messages
+    from argus.agent.llm.tokens import estimate_messages
 
     ratios = []
     for e in _answered("tool_calls") + _answered("text"):

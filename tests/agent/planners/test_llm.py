@@ -7,14 +7,14 @@ from typing import Any
 
 import pytest
 
-from agent.llm.local_server import Reply, error_reply, text_reply, tool_reply
-from agent.llm.options import LLMOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.factory import make_planner
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
+from argus.agent.llm.local_server import Reply, error_reply, text_reply, tool_reply
+from argus.agent.llm.options import LLMOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.factory import make_planner
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
 
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]
 OUTLIERS = {"age": {"$gt": 130}}
@@ -221,8 +221,8 @@ def test_persistent_patterns_are_replayed_without_a_model_call(kind: str, make_t
     from datetime import UTC, datetime
     from uuid import uuid4
 
-    from agent.findings import Category, Severity
-    from agent.history import PastFinding, PastRun, build_context, fingerprint
+    from argus.agent.findings import Category, Severity
+    from argus.agent.history import PastFinding, PastRun, build_context, fingerprint
 
     fp = fingerprint("local", "testdb", "ages", "age", Category.OUTLIER_VALUE)
     past = PastFinding(fingerprint=fp, field="age", category=Category.OUTLIER_VALUE, severity=Severity.HIGH,

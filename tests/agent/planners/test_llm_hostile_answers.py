@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from agent.llm.local_server import Reply, raw_reply, text_reply, tool_reply
-from agent.llm.options import LLMOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.factory import make_planner
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
+from argus.agent.llm.local_server import Reply, raw_reply, text_reply, tool_reply
+from argus.agent.llm.options import LLMOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.factory import make_planner
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
 
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]
 LEVELS = 5000
@@ -94,7 +94,7 @@ def test_an_evaluator_verdict_nested_thousands_deep_leaves_the_rules_verdict(mak
 
 
 def test_a_deep_answer_costs_no_more_than_reading_it() -> None:
-    from agent.ejson import NestedTooDeep, parse_json
+    from argus.agent.ejson import NestedTooDeep, parse_json
 
     with pytest.raises(NestedTooDeep, match="nested deeper than 100 levels"):
         parse_json("[" * 1_000_000 + "]" * 1_000_000)

@@ -7,13 +7,13 @@ from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
 
-from agent.findings import Category, Severity
-from agent.history import HistoricalContext, PastFinding, PastRun, build_context, fingerprint
-from agent.loop import run_audit
-from agent.planners.replay import ReplayFirst
-from agent.planners.scripted import ScriptedPlanner
-from agent.state import AgentAction, AgentState
-from agent.tools.target import AuditTarget
+from argus.agent.findings import Category, Severity
+from argus.agent.history import HistoricalContext, PastFinding, PastRun, build_context, fingerprint
+from argus.agent.loop import run_audit
+from argus.agent.planners.replay import ReplayFirst
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.state import AgentAction, AgentState
+from argus.agent.tools.target import AuditTarget
 
 NEGATIVE = {"amount": {"$lt": 0}}
 

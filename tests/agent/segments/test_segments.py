@@ -13,17 +13,17 @@ from typing import Any
 import pytest
 import structlog
 
-from agent.clock import ManualClock
-from agent.findings import Category, Finding
-from agent.history import HistoricalContext
-from agent.loop import run_audit
-from agent.options import AuditOptions, PrivacyMode, ScopeOptions
-from agent.planners.heuristic.planner import HeuristicPlanner
-from agent.report import AuditReport
-from agent.segments.models import OTHER, SegmentOptions
-from agent.tools.target import AuditTarget
-from config.contracts import load_contract
-from daemon.sources import open_uri
+from argus.agent.clock import ManualClock
+from argus.agent.findings import Category, Finding
+from argus.agent.history import HistoricalContext
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions, PrivacyMode, ScopeOptions
+from argus.agent.planners.heuristic.planner import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.segments.models import OTHER, SegmentOptions
+from argus.agent.tools.target import AuditTarget
+from argus.config.contracts import load_contract
+from argus.daemon.sources import open_uri
 from tests.agent.segments.tenants import NOW, Tenants, count
 from tests.agent.tools.engine_server import EngineServer
 from tests.conftest import memory_collection

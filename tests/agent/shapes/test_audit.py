@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agent.findings import Category
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from daemon.store import CollectionRef
+from argus.agent.findings import Category
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.daemon.store import CollectionRef
 from tests.agent.shapes.collections import payments
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.shapes.discover import discover
+from argus.agent.shapes.discover import discover
 from tests.agent.shapes.collections import payments, renamed_orders
 
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.findings import Category
-from agent.history import HistoricalContext
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
+from argus.agent.findings import Category
+from argus.agent.history import HistoricalContext
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
 from tests.agent.shapes.collections import payments
 
 

@@ -1,4 +1,4 @@
-"""A MongoDB-wire server (mockupdb) whose answers come from Argus's in-process engine (``agent.engine``).
+"""A MongoDB-wire server (mockupdb) whose answers come from Argus's in-process engine (``argus.agent.engine``).
 
 Real pymongo talks to it over TCP, so the driver path is the one a live server sees (wire
 protocol, cursors, ``maxTimeMS``, ``NetworkTimeout``), and every answer has MongoDB query semantics,

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
-from agent.tools.accounting import is_selective, pipeline_is_pass
+from argus.agent.tools.accounting import is_selective, pipeline_is_pass
 
 SINCE = ObjectId("65f000000000000000000000")
 

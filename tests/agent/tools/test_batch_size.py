@@ -12,18 +12,18 @@ from typing import Any
 import pytest
 from pymongo.errors import ExecutionTimeout
 
-from agent.clock import ManualClock
-from agent.ejson import encode
-from agent.engine import MemoryCollection
-from agent.health.models import HealthOptions
-from agent.history import HistoricalContext
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.tools.batch_size import FIRST_CHUNK, BatchSizing
-from agent.tools.count_many import count_many
-from agent.tools.models import CountManyInput
-from agent.tools.target import AuditTarget
+from argus.agent.clock import ManualClock
+from argus.agent.ejson import encode
+from argus.agent.engine import MemoryCollection
+from argus.agent.health.models import HealthOptions
+from argus.agent.history import HistoricalContext
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.tools.batch_size import FIRST_CHUNK, BatchSizing
+from argus.agent.tools.count_many import count_many
+from argus.agent.tools.models import CountManyInput
+from argus.agent.tools.target import AuditTarget
 
 _DOCS = [{"_id": i, "n": i, "s": str(i) if i % 7 else i, "tags": ["x", i] if i % 5 else None}
          for i in range(120)]

@@ -6,11 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from agent.errors import QueryRefused
-from agent.tools import get_stats
-from agent.tools.count_many import count_many
-from agent.tools.models import CountManyInput, GetStatsInput
-from agent.tools.target import AuditTarget
+from argus.agent.errors import QueryRefused
+from argus.agent.tools import get_stats
+from argus.agent.tools.count_many import count_many
+from argus.agent.tools.models import CountManyInput, GetStatsInput
+from argus.agent.tools.target import AuditTarget
 from tests.conftest import RecordingCollection, memory_collection
 
 # Nulls, missing fields, arrays with and without nulls, nested objects and arrays of objects:
@@ -37,14 +37,14 @@ def coll():  # type: ignore[no-untyped-def]
 
 
 def test_each_count_equals_count_documents_of_its_filter(coll) -> None:  # type: ignore[no-untyped-def]
-    from agent.ejson import encode
+    from argus.agent.ejson import encode
 
     result = count_many(AuditTarget(coll), CountManyInput(queries=[{"filter": encode(f)} for f in _FILTERS]))
     assert [c.matched_count for c in result.counts] == [coll.count_documents(f) for f in _FILTERS]
 
 
 def test_everything_is_counted_in_one_aggregate(coll) -> None:  # type: ignore[no-untyped-def]
-    from agent.ejson import encode
+    from argus.agent.ejson import encode
 
     recording = RecordingCollection(coll)
     count_many(AuditTarget(recording), CountManyInput(
@@ -118,7 +118,7 @@ def test_a_narrowed_batch_answers_as_each_statistic_alone() -> None:
 
 
 def test_duplicates_beyond_the_cap_are_totalled_over_every_repeated_value() -> None:
-    from agent.tools.models import DUPLICATES_CAP
+    from argus.agent.tools.models import DUPLICATES_CAP
 
     docs = [{"_id": i, "code": i // 2} for i in range(2 * (DUPLICATES_CAP + 3))]  # each code twice
     target = AuditTarget(memory_collection(docs, "codes", database="db"))

@@ -15,17 +15,17 @@ from bson import json_util
 from structlog.testing import capture_logs
 from typer.testing import CliRunner
 
-import agent.engine.collection as engine_collection
-import agent.engine.pipeline as engine_pipeline
-from agent.engine import MemoryCollection
-from agent.engine.store import DocumentStore
-from agent.errors import EngineFault, QueryRejected
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.scripted import ScriptedPlanner
-from agent.state import AgentAction
-from agent.tools.target import AuditTarget, query_shape
-from daemon.cli import app
+import argus.agent.engine.collection as engine_collection
+import argus.agent.engine.pipeline as engine_pipeline
+from argus.agent.engine import MemoryCollection
+from argus.agent.engine.store import DocumentStore
+from argus.agent.errors import EngineFault, QueryRejected
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.state import AgentAction
+from argus.agent.tools.target import AuditTarget, query_shape
+from argus.daemon.cli import app
 from tests.conftest import RecordingCollection
 
 SECRET = "zoe.secret@mail.org"

@@ -7,13 +7,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from daemon.sources import open_uri
+from argus.agent.clock import ManualClock
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse
 from tests.agent.tools.refusing_data import DOCS, NOW
 

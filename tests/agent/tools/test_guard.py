@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.errors import QueryRefused
-from agent.tools.guard import (
+from argus.agent.errors import QueryRefused
+from argus.agent.tools.guard import (
     EXPRESSION_OPERATORS,
     QUERY_OPERATORS,
     check_field_path,

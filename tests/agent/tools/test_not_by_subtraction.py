@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from agent.ejson import encode
-from agent.errors import QueryRejected
-from agent.tools.compat import NOT_BY_SUBTRACTION
-from agent.tools.count_many import count_many
-from agent.tools.models import CountManyInput
-from agent.tools.target import AuditTarget
-from daemon.sources import open_uri
+from argus.agent.ejson import encode
+from argus.agent.errors import QueryRejected
+from argus.agent.tools.compat import NOT_BY_SUBTRACTION
+from argus.agent.tools.count_many import count_many
+from argus.agent.tools.models import CountManyInput
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse, uses
 from tests.conftest import memory_collection
 

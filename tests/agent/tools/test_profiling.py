@@ -9,7 +9,7 @@ from bson import Binary, Decimal128, Int64, ObjectId
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.tools.profiling import MAX_DEPTH, MAX_PATHS, bson_type, profile_documents, shape_of
+from argus.agent.tools.profiling import MAX_DEPTH, MAX_PATHS, bson_type, profile_documents, shape_of
 from tests.conftest import memory_collection
 
 

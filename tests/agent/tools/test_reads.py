@@ -8,10 +8,10 @@ from datetime import UTC, datetime
 import pytest
 from pymongo.errors import ExecutionTimeout, ServerSelectionTimeoutError
 
-from agent.errors import QueryRefused, QueryTimeout, TargetUnavailable
-from agent.tools import get_stats, run_query, schema_sample
-from agent.tools.models import GetStatsInput, RunQueryInput, SchemaSampleInput
-from agent.tools.target import AuditTarget
+from argus.agent.errors import QueryRefused, QueryTimeout, TargetUnavailable
+from argus.agent.tools import get_stats, run_query, schema_sample
+from argus.agent.tools.models import GetStatsInput, RunQueryInput, SchemaSampleInput
+from argus.agent.tools.target import AuditTarget
 from tests.conftest import RecordingCollection
 
 
@@ -178,9 +178,9 @@ def test_run_query_returns_hostile_documents_as_extended_json(make_target) -> No
 
 
 def test_an_invalid_regex_is_refused_before_it_is_sent(make_target) -> None:  # type: ignore[no-untyped-def]
-    from agent.errors import QueryRefused
-    from agent.tools import run_query
-    from agent.tools.models import RunQueryInput
+    from argus.agent.errors import QueryRefused
+    from argus.agent.tools import run_query
+    from argus.agent.tools.models import RunQueryInput
 
     with pytest.raises(QueryRefused, match=r"\$regex in a filter is refused: the pattern is not a valid regular "
                                            r"expression \(missing \), unterminated subpattern\)"):

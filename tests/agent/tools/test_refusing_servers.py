@@ -11,17 +11,17 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent.clock import ManualClock
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.scripted import ScriptedPlanner
-from agent.report import AuditReport
-from agent.state import AgentAction
-from agent.tools.compat import NOT_BY_SUBTRACTION
-from daemon.cli import app
-from daemon.sources import open_uri
+from argus.agent.clock import ManualClock
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.report import AuditReport
+from argus.agent.state import AgentAction
+from argus.agent.tools.compat import NOT_BY_SUBTRACTION
+from argus.daemon.cli import app
+from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import STALL, EngineServer, Refusal, refuse, uses
 from tests.agent.tools.refusing_data import DOCS, NOW, TRUTH
 from tests.conftest import memory_collection

@@ -11,15 +11,15 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions, ScopeOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
-from agent.window import unusable_filters
-from daemon.sources import open_uri
+from argus.agent.clock import ManualClock
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions, ScopeOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
+from argus.agent.window import unusable_filters
+from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse
 from tests.agent.tools.refusing_data import DOCS, NOW
 from tests.conftest import memory_collection
@@ -78,7 +78,7 @@ def test_every_read_on_the_wire_leads_with_the_window_and_finds_what_the_in_memo
     assert report.window is not None and (report.window.documents, report.window.indexed) == (300, True)
     assert len(server.commands("listIndexes")) == 1
 
-    # Two counts of the whole collection, by design: the documents no window holds (agent.tools.window).
+    # Two counts of the whole collection, by design: the documents no window holds (argus.agent.tools.window).
     outside = [[{"$match": f}] for f in unusable_filters("created_at")]
     pipelines = [doc["pipeline"] for doc in server.commands("aggregate")]
     assert [p[:1] for p in pipelines if p[:1] in outside] == outside

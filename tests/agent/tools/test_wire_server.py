@@ -14,12 +14,12 @@ from typing import Any
 import pytest
 from mockupdb import MockupDB
 
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.scripted import ScriptedPlanner
-from agent.state import AgentAction
-from daemon.sources import open_uri
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.planners.scripted import ScriptedPlanner
+from argus.agent.state import AgentAction
+from argus.daemon.sources import open_uri
 from tests.daemon.process import free_port
 
 _DOCS = [{"_id": i, "sku": f"S-{i:04d}", "qty": i % 7, "status": "open" if i % 3 else "shipped"} for i in range(60)]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from agent.findings import Category, Severity, WriteFindingInput
-from agent.tools.write_finding import FindingsCollector, write_finding
+from argus.agent.findings import Category, Severity, WriteFindingInput
+from argus.agent.tools.write_finding import FindingsCollector, write_finding
 
 
 def _params(**over) -> WriteFindingInput:  # type: ignore[no-untyped-def]

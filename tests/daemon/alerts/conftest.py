@@ -10,13 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
-from agent.clock import ManualClock
-from config.alerts import AlertsConfig
-from daemon.alerts.policy import AlertPolicy
-from daemon.alerts.sender import AlertSender
-from daemon.metrics import Metrics
-from daemon.store import PostgresStore
-from daemon.store.outbox import AlertOutbox
+from argus.agent.clock import ManualClock
+from argus.config.alerts import AlertsConfig
+from argus.daemon.alerts.policy import AlertPolicy
+from argus.daemon.alerts.sender import AlertSender
+from argus.daemon.metrics import Metrics
+from argus.daemon.store import PostgresStore
+from argus.daemon.store.outbox import AlertOutbox
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.store.reports import T0
 

@@ -8,10 +8,10 @@ import json
 
 import httpx
 
-from agent.findings import Category, Finding
-from agent.history import fingerprint
-from config.alerts import AlertsConfig
-from daemon.alerts.models import dedup_key
+from argus.agent.findings import Category, Finding
+from argus.agent.history import fingerprint
+from argus.config.alerts import AlertsConfig
+from argus.daemon.alerts.models import dedup_key
 from tests.daemon.alerts.conftest import HMAC_KEY, SCHEDULE, Alerting
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.store.reports import finding, report
@@ -138,7 +138,7 @@ def test_an_alert_waits_for_a_receiver_that_is_down_and_keeps_its_dedup_key(aler
 
 
 def test_pending_alerts_survive_a_restart(alerting: Alerting, receiver: Receiver, pg_dsn: str) -> None:
-    from daemon.store import PostgresStore
+    from argus.daemon.store import PostgresStore
 
     receiver.stop()
     alerting.save(report([negative_totals()]))

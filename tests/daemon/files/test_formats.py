@@ -11,8 +11,8 @@ import bson
 import pytest
 from bson import Decimal128, ObjectId
 
-from agent.errors import DataLoadError
-from daemon.files import load_file
+from argus.agent.errors import DataLoadError
+from argus.daemon.files import load_file
 
 DOCS = [
     {"_id": ObjectId("65a1b2c3d4e5f60718293a4b"), "qty": 3, "price": Decimal128("9.99"), "tags": ["a", "b"]},

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from config.alerts import AlertsConfig
-from daemon.metrics import Metrics
-from daemon.store import PostgresStore
-from daemon.store.incidents import IncidentBook
+from argus.agent.clock import ManualClock
+from argus.config.alerts import AlertsConfig
+from argus.daemon.metrics import Metrics
+from argus.daemon.store import PostgresStore
+from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.alerts.conftest import Alerting, channels
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.store.reports import T0

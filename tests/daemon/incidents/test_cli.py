@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from daemon.cli import app
-from daemon.store import PostgresStore
+from argus.daemon.cli import app
+from argus.daemon.store import PostgresStore
 from tests.daemon.store.reports import finding, report
 
 runner = CliRunner()

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 from typer.testing import CliRunner
 
-from daemon.cli import app
+from argus.daemon.cli import app
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import DaemonProcess
 from tests.daemon.test_daemon_process import _demo_schedules, _write

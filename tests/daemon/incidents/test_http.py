@@ -15,12 +15,12 @@ import pytest
 import structlog
 from prometheus_client import CollectorRegistry
 
-from agent.clock import ManualClock
-from config.settings import Settings
-from daemon.http import HttpServer
-from daemon.incidents.http import IncidentApi
-from daemon.store import PostgresStore
-from daemon.store.incidents import IncidentBook
+from argus.agent.clock import ManualClock
+from argus.config.settings import Settings
+from argus.daemon.http import HttpServer
+from argus.daemon.incidents.http import IncidentApi
+from argus.daemon.store import PostgresStore
+from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.store.reports import T0, finding, report
 
 TOKEN = "s3cret-incident-token-0123456789"
@@ -156,7 +156,7 @@ def test_a_short_or_doubled_token_setting_is_refused_naming_the_variable(env: di
                                                                          tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
-    from daemon.cli import app
+    from argus.daemon.cli import app
 
     result = CliRunner().invoke(app, ["daemon", "--schedules", str(tmp_path / "none.yaml")], env=env)
     assert result.exit_code == 2

@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from agent.llm.local_server import tool_reply
-from agent.llm.options import LLMOptions
-from agent.loop import run_audit
-from agent.planners.factory import make_planner
-from agent.planners.heuristic import HeuristicPlanner
-from daemon.cli import app
-from daemon.store import CollectionRef, PostgresStore
-from daemon.store.incidents import IncidentBook
+from argus.agent.llm.local_server import tool_reply
+from argus.agent.llm.options import LLMOptions
+from argus.agent.loop import run_audit
+from argus.agent.planners.factory import make_planner
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.daemon.cli import app
+from argus.daemon.store import CollectionRef, PostgresStore
+from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.store.reports import T0
 from tests.daemon.test_daemon_process import _demo_schedules, _write

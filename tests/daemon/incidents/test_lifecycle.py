@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.findings import Finding
+from argus.agent.findings import Finding
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.incidents.conftest import Incidents, incident_config
 from tests.daemon.store.reports import finding, report
@@ -219,7 +219,7 @@ def test_alerts_per_finding_remain_an_option(incidents: Incidents, receiver: Rec
 def test_a_notice_waits_out_a_receiver_outage_and_a_restart_and_arrives_once(incidents: Incidents,
                                                                             receiver: Receiver,
                                                                             pg_dsn: str) -> None:
-    from daemon.store import PostgresStore
+    from argus.daemon.store import PostgresStore
 
     receiver.stop()
     assert _run(incidents, 0, [total(), email()]) == 0
@@ -240,8 +240,8 @@ def test_a_notice_waits_out_a_receiver_outage_and_a_restart_and_arrives_once(inc
 def test_two_replicas_queue_each_reminder_once(incidents: Incidents, receiver: Receiver, pg_dsn: str) -> None:
     import threading
 
-    from daemon.store import PostgresStore
-    from daemon.store.incidents import IncidentBook
+    from argus.daemon.store import PostgresStore
+    from argus.daemon.store.incidents import IncidentBook
 
     for collection in ("orders", "customers", "invoices"):
         incidents.save(report([total()], collection=collection))

@@ -7,9 +7,9 @@ from datetime import timedelta
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from daemon.metrics import IncidentStats, Metrics, catalogue
-from daemon.store import PostgresStore
-from daemon.store.incidents import IncidentBook
+from argus.daemon.metrics import IncidentStats, Metrics, catalogue
+from argus.daemon.store import PostgresStore
+from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.store.reports import T0, finding, report
 
 

@@ -7,10 +7,10 @@ from datetime import timedelta
 
 import pytest
 
-from agent.history import fingerprint
-from daemon.incidents.errors import StatusRefused
-from daemon.store import CollectionRef, NotFound, PostgresStore
-from daemon.store.incidents import IncidentBook
+from argus.agent.history import fingerprint
+from argus.daemon.incidents.errors import StatusRefused
+from argus.daemon.store import CollectionRef, NotFound, PostgresStore
+from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.store.reports import T0, finding, report
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from agent.findings import Category
-from agent.history import fingerprint
-from agent.report import AuditReport
-from agent.window import AuditWindow
-from config.alerts import IncidentsConfig
-from daemon.incidents.models import Incident
-from daemon.incidents.tracker import Change, track
+from argus.agent.findings import Category
+from argus.agent.history import fingerprint
+from argus.agent.report import AuditReport
+from argus.agent.window import AuditWindow
+from argus.config.alerts import IncidentsConfig
+from argus.daemon.incidents.models import Incident
+from argus.daemon.incidents.tracker import Change, track
 from tests.daemon.store.reports import T0, finding, report
 
 CONFIG = IncidentsConfig()

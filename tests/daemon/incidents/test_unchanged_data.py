@@ -14,16 +14,16 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
-from agent.clock import ManualClock
-from agent.findings import Category
-from agent.health.findings import HEALTH_CATEGORIES
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.tools.target import AuditTarget
-from daemon.store import CollectionRef, PostgresStore
-from daemon.store.incidents import IncidentBook
+from argus.agent.clock import ManualClock
+from argus.agent.findings import Category
+from argus.agent.health.findings import HEALTH_CATEGORIES
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.store import CollectionRef, PostgresStore
+from argus.daemon.store.incidents import IncidentBook
 from tests.conftest import memory_collection
 
 pytestmark = pytest.mark.slow

@@ -6,10 +6,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import uuid4
 
-from agent.findings import Category, Finding, Severity
-from agent.options import AuditOptions
-from agent.report import AuditReport
-from agent.state import DismissedFinding, EvaluationRecord, RuleResult
+from argus.agent.findings import Category, Finding, Severity
+from argus.agent.options import AuditOptions
+from argus.agent.report import AuditReport
+from argus.agent.state import DismissedFinding, EvaluationRecord, RuleResult
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

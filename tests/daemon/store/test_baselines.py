@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from agent.report import AuditReport
-from agent.window import AuditWindow
-from daemon.metrics import Metrics
-from daemon.store import PostgresStore
+from argus.agent.report import AuditReport
+from argus.agent.window import AuditWindow
+from argus.daemon.metrics import Metrics
+from argus.daemon.store import PostgresStore
 from tests.daemon.store.reports import T0, finding, report
 
 
@@ -82,7 +82,7 @@ def test_a_defect_gone_from_the_window_stays_tracked_until_a_full_audit_confirms
 
 
 def test_the_time_of_the_last_full_audit_is_kept(store: PostgresStore) -> None:
-    from daemon.store import CollectionRef
+    from argus.daemon.store import CollectionRef
 
     ref = CollectionRef("main", "shop", "orders")
     assert store.last_full_audit(ref) is None

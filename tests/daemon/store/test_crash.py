@@ -12,13 +12,13 @@ from uuid import UUID
 
 import psycopg
 
-from daemon.store import PostgresStore
+from argus.daemon.store import PostgresStore
 from tests.daemon.store.reports import finding, report
 
 ROOT = Path(__file__).resolve().parents[3]
 CHILD = """
 import sys
-from daemon.store import PostgresStore
+from argus.daemon.store import PostgresStore
 from tests.daemon.store.reports import finding, report
 store = PostgresStore(sys.argv[1])
 r = report([finding(f"field_{i}") for i in range(20000)])

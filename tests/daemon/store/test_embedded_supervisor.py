@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from daemon.store.embedded import EmbeddedSupervisor, start_embedded
+from argus.daemon.store.embedded import EmbeddedSupervisor, start_embedded
 from tests.faults.scenarios import kill_postmaster
 
 

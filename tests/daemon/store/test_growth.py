@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from daemon.store import PostgresStore
+from argus.daemon.store import PostgresStore
 from tests.daemon.store.reports import finding, report
 
 

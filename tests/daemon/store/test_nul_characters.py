@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent.findings import Finding
+from argus.agent.findings import Finding
 from tests.daemon.store.reports import finding, report
 
 

@@ -8,9 +8,9 @@ from datetime import timedelta
 import psycopg
 import pytest
 
-from agent.history import fingerprint
-from daemon.store import CollectionRef, NotFound, PostgresStore, StoreError, StoreUnavailable
-from daemon.store.migrations import MIGRATIONS, migrate
+from argus.agent.history import fingerprint
+from argus.daemon.store import CollectionRef, NotFound, PostgresStore, StoreError, StoreUnavailable
+from argus.daemon.store.migrations import MIGRATIONS, migrate
 from tests.daemon.store.reports import T0, finding, report
 
 REF = CollectionRef("main", "shop", "orders")
@@ -216,7 +216,7 @@ def test_unreachable_database_is_named_without_its_password(tmp_path) -> None:  
 
 def test_health_is_stored_with_its_run_read_back_as_history_and_pruned_with_it(store: PostgresStore,
                                                                                pg_dsn: str) -> None:
-    from agent.health.models import HealthSnapshot
+    from argus.agent.health.models import HealthSnapshot
 
     old = store.save_report(report(health=HealthSnapshot(at=T0, documents=5000, freshness_s=60.0)))
     store.save_report(report(minutes=60 * 24 * 100, health=HealthSnapshot(at=T0 + timedelta(days=100),

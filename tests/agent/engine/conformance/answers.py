@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from agent.engine import MemoryCollection
-from agent.engine.match import compile_filter, general_path
+from argus.agent.engine import MemoryCollection
+from argus.agent.engine.match import compile_filter, general_path
 
 __all__ = ["aggregate", "matching", "stored"]
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from bson import Decimal128
 
-from agent.tools.get_stats import build_pipeline
+from argus.agent.tools.get_stats import build_pipeline
 from tests.agent.engine.conformance.answers import aggregate
 
 DOCS = [{"_id": 1, "k": "a", "v": 3, "items": [{"q": 1}, {"q": 2}]}, {"_id": 2, "k": "b", "v": None, "items": []},

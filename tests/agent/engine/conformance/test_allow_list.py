@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pymongo.errors import OperationFailure
 
-from agent.engine import MemoryCollection
-from agent.tools.guard import (
+from argus.agent.engine import MemoryCollection
+from argus.agent.tools.guard import (
     _GROUP_ACCUMULATORS,
     _REFUSED_REASONS,
     EXPRESSION_OPERATORS,

@@ -6,13 +6,13 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agent.clock import ManualClock
-from agent.ejson import decode
-from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.heuristic.planner import _per_element
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
+from argus.agent.clock import ManualClock
+from argus.agent.ejson import decode
+from argus.agent.loop import run_audit
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.planners.heuristic.planner import _per_element
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
 from tests.agent.planners.heuristic.growing import NOW
 from tests.conftest import memory_collection
 

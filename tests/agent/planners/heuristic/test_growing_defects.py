@@ -8,14 +8,14 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.ejson import decode
-from agent.health.models import HealthOptions
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
+from argus.agent.clock import ManualClock
+from argus.agent.ejson import decode
+from argus.agent.health.models import HealthOptions
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
 from tests.agent.planners.heuristic.growing import DEFECTS, NOW, bookings, damaged
 from tests.conftest import RecordingCollection, memory_collection
 

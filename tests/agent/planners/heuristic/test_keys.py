@@ -10,15 +10,15 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.heuristic.names import hints_for
-from agent.planners.heuristic.planner import _duplicate_check, _duplicates, _Plan, _Probe
-from agent.report import AuditReport
-from agent.tools.models import StatsResult
-from agent.tools.profiling import profile_documents
-from agent.tools.target import AuditTarget
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.planners.heuristic.names import hints_for
+from argus.agent.planners.heuristic.planner import _duplicate_check, _duplicates, _Plan, _Probe
+from argus.agent.report import AuditReport
+from argus.agent.tools.models import StatsResult
+from argus.agent.tools.profiling import profile_documents
+from argus.agent.tools.target import AuditTarget
 from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

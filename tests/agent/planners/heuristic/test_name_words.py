@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from agent.planners.heuristic import names
-from agent.planners.heuristic.names import hints_for, later_stage, optional, words_of
+from argus.agent.planners.heuristic import names
+from argus.agent.planners.heuristic.names import hints_for, later_stage, optional, words_of
 
 # (field name, where it comes from)
 NON_NEGATIVE = [

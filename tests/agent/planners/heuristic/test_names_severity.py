@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from agent.findings import Category, Severity
-from agent.planners.heuristic.names import hints_for, later_stage, names_own_key, names_reference, optional
-from agent.severity import severity_for
+from argus.agent.findings import Category, Severity
+from argus.agent.planners.heuristic.names import hints_for, later_stage, names_own_key, names_reference, optional
+from argus.agent.severity import severity_for
 
 
 @pytest.mark.parametrize(("path", "key"), [("order_id", True), ("orderId", True), ("sku", True),

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
 from tests.agent.planners.heuristic.datasets import NOW, PLANTED, healthy, planted
 from tests.conftest import memory_collection
 
@@ -21,7 +21,7 @@ def _audit(make_target, docs) -> AuditReport:  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="module")
 def planted_report() -> AuditReport:
 
-    from agent.tools.target import AuditTarget
+    from argus.agent.tools.target import AuditTarget
 
     coll = memory_collection(planted(), "orders", database="shop")
     return run_audit(AuditTarget(coll), HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
@@ -52,7 +52,7 @@ def test_affected_count_is_exact(planted_report: AuditReport, field: str, catego
 
 def test_evidence_queries_reproduce_the_counts(planted_report: AuditReport) -> None:
 
-    from agent.ejson import decode
+    from argus.agent.ejson import decode
 
     coll = memory_collection(planted(), "again", database="shop")
     for f in planted_report.findings:

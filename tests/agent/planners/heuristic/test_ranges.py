@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agent.planners.heuristic.names import hints_for
-from agent.planners.heuristic.ranges import date_plan, detached, numeric_plan
-from agent.tools.profiling import profile_documents
+from argus.agent.planners.heuristic.names import hints_for
+from argus.agent.planners.heuristic.ranges import date_plan, detached, numeric_plan
+from argus.agent.tools.profiling import profile_documents
 
 NOW = datetime(2026, 11, 23, tzinfo=UTC)
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from bson import Decimal128
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from agent.tools.target import AuditTarget
-from daemon.sources import open_uri
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.sources import open_uri
 from tests.agent.planners.heuristic.growing import NOW
 from tests.agent.tools.engine_server import EngineServer, Refusal
 from tests.conftest import memory_collection

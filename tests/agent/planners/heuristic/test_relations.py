@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.ejson import decode
-from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from agent.planners.heuristic.relations import intervals
-from agent.tools.models import FieldStats
-from agent.tools.target import AuditTarget
+from argus.agent.clock import ManualClock
+from argus.agent.ejson import decode
+from argus.agent.loop import run_audit
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.planners.heuristic.relations import intervals
+from argus.agent.tools.models import FieldStats
+from argus.agent.tools.target import AuditTarget
 from tests.agent.planners.heuristic.growing import NOW
 from tests.conftest import memory_collection
 

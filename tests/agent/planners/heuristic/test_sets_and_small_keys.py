@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from bson import json_util
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from daemon.sources import load_jsonl
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.daemon.sources import load_jsonl
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 Doc = dict[str, Any]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from agent.clock import ManualClock
-from agent.loop import run_audit
-from agent.options import AuditOptions
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
+from argus.agent.clock import ManualClock
+from argus.agent.loop import run_audit
+from argus.agent.options import AuditOptions
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
 from tests.agent.planners.heuristic.datasets import NOW
 
 

@@ -6,10 +6,10 @@ import re
 
 import pytest
 
-from agent.planners.heuristic.text import enum_violations, is_variant, string_format
-from agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER_EMAIL
-from agent.tools.profiling import profile_documents
-from agent.tools.regex_cost import regex_problem
+from argus.agent.planners.heuristic.text import enum_violations, is_variant, string_format
+from argus.agent.tools.formats import MADE_UP_EMAIL, PLACEHOLDER_EMAIL
+from argus.agent.tools.profiling import profile_documents
+from argus.agent.tools.regex_cost import regex_problem
 
 
 def test_currency_variants_and_a_foreign_symbol_are_violations() -> None:

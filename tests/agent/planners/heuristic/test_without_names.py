@@ -11,13 +11,13 @@ from typing import Any
 
 import pytest
 
-from agent.clock import ManualClock
-from agent.health.models import FieldHealth, HealthSnapshot
-from agent.history import HistoricalContext
-from agent.loop import run_audit
-from agent.planners.heuristic import HeuristicPlanner
-from agent.report import AuditReport
-from agent.tools.target import AuditTarget
+from argus.agent.clock import ManualClock
+from argus.agent.health.models import FieldHealth, HealthSnapshot
+from argus.agent.history import HistoricalContext
+from argus.agent.loop import run_audit
+from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.report import AuditReport
+from argus.agent.tools.target import AuditTarget
 from tests.conftest import memory_collection
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
