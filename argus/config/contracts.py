@@ -47,6 +47,7 @@ from argus.agent.segments.models import SegmentOptions
 from argus.agent.tools.guard import check_field_path, check_filter
 from argus.agent.tools.regex_cost import regex_problem
 from argus.config.contract_shapes import NESTING_KEYS, THRESHOLD_KEYS, TOP, Within, nested, thresholds
+from argus.config.declared_shapes import shape_rules
 from argus.config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
 
 __all__ = ["BSON_TYPES", "ContractError", "Problems", "contract_digest", "load_contract",
@@ -68,7 +69,7 @@ _RULES: tuple[RuleKind, ...] = ("required", "unique", "type", "in", "min", "max"
                                 "max_null_share", "references", "min_items", "max_items", "unique_items")
 _FIELD_KEYS = (*_RULES, *NESTING_KEYS, *THRESHOLD_KEYS, "severity", "where", "description")
 _LONG_KEYS = ("value", "values", "to", "severity", "where", "description", *THRESHOLD_KEYS)
-_TOP_KEYS = ("collection", "description", "fields", "documents", "freshness", "segments")
+_TOP_KEYS = ("collection", "description", "fields", "shapes", "documents", "freshness", "segments")
 _MAX_ITEMS = 1_000_000  # more elements than a 16 MB document holds
 _MAX_LENGTH = 65_534  # a regex repeat ({n}) is bounded by 65,535 in PCRE
 _NOW = re.compile(r"^\s*now\s*(?:([+-])\s*(.+?))?\s*$", re.IGNORECASE)
@@ -199,6 +200,8 @@ def _native(data: Mapping[str, Any], problems: Problems) -> list[Rule]:
         fields = {}
     for path, spec in fields.items():
         rules.extend(_field(str(path), spec, problems))
+    if "shapes" in data:
+        rules.extend(shape_rules(data["shapes"], problems, field=_field, severity=severity_of))
     if "documents" in data:
         rules.extend(_documents(data["documents"], problems))
     if "freshness" in data:
