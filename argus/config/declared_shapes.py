@@ -55,9 +55,7 @@ def shape_rules(spec: Any, problems: Problems, *, field: FieldParser, severity: 
     if "by" not in spec:
         problems.add(loc, "shapes needs by: the field whose value names a document's shape (by: type)", key=True)
         return []
-    try:
-        check_field_path(by if isinstance(by, str) else "")
-    except QueryRefused:
+    if not isinstance(by, str) or not _is_path(by):
         problems.add((*loc, "by"), "by is the field path whose value names a document's shape (by: type)")
         return []
     names = [name for name in spec if name not in _RESERVED]
@@ -76,6 +74,14 @@ def shape_rules(spec: Any, problems: Problems, *, field: FieldParser, severity: 
     rules.append(Rule(kind="shape", field=by, value=values, source="", line=problems.line((*loc, "by")),
                       severity=severity(spec.get("severity"), (*loc, "severity"), problems)))
     return rules
+
+
+def _is_path(text: str) -> bool:
+    try:
+        check_field_path(text)
+    except QueryRefused:
+        return False
+    return True
 
 
 def _shape(by: str, name: str | int, spec: Any, loc: tuple[Any, ...], problems: Problems,
