@@ -118,3 +118,18 @@ def test_a_bad_shapes_declaration_is_refused_at_its_line(tmp_path: Path, shapes:
     with pytest.raises(ContractError) as caught:
         load_contract(tmp_path / "events.yaml", shown_as="events.yaml")
     assert caught.value.problems == [f"{tmp_path / 'events.yaml'}{problem.removeprefix('events.yaml')}"]
+
+
+def test_the_validator_export_holds_the_declared_shapes_and_lists_each_shapes_rules_as_left_out(
+        tmp_path: Path) -> None:
+    """The discriminator's declared values become an enum (a document without it passes, as the audit
+    counts it); a shape's rules are scoped by where, which a validator cannot hold, and say so."""
+    from argus.agent.contracts.validator import validator_for
+
+    (tmp_path / "events.yaml").write_text(CONTRACT)
+    exported = validator_for(load_contract(tmp_path / "events.yaml", shown_as="events.yaml"), arrays=frozenset())
+    schema = exported.command("events")["validator"]["$jsonSchema"]
+    assert schema["properties"]["kind"] == {"enum": ["view", "purchase", "refund", "logout", None]}
+    assert [r.kind for r in exported.exported] == ["required", "required", "type", "shape"]
+    assert len(exported.left_out) == 8
+    assert all("scoped by where" in line for line in exported.left_out)
