@@ -180,6 +180,8 @@ def _queries(rule: Rule, now: datetime, arrays: frozenset[str], scalar_arrays: s
             return {path: {"$elemMatch": operators}}
         return {path: operators}
 
+    if kind == "shape":
+        return DeclaredCheck(rule, violation={path: {"$exists": True, "$ne": None, "$nin": [decode(v) for v in value]}})
     if rule.nested and kind not in ("unique", "references"):
         at = value.at(now) if kind in ("min", "max") else None
         regex = CONTRACT_FORMATS[value] if kind == "format" else value if kind == "pattern" else None
@@ -201,8 +203,6 @@ def _queries(rule: Rule, now: datetime, arrays: frozenset[str], scalar_arrays: s
         # one $type per name: a list of types is not understood by every engine (mongomock)
         return DeclaredCheck(rule, violation=scoped({"$and": [{path: {"$exists": True, "$ne": None}},
                                                               {"$nor": [{path: {"$type": t}} for t in value]}]}))
-    if kind == "shape":
-        return DeclaredCheck(rule, violation={path: {"$exists": True, "$ne": None, "$nin": [decode(v) for v in value]}})
     if kind == "in":
         allowed = [decode(v) for v in value]
         condition = each({"$nin": allowed}) if path in scalar_arrays else \

@@ -54,12 +54,12 @@ def events(n: int = 2000, *, planted: bool = True, seed: int = 3) -> list[dict[s
                 left["page"] -= 1
                 del doc["page"]
         elif kind == "purchase":
-            doc.update(order_id=f"ORD-{rnd.randrange(10**6)}", total=round(rnd.uniform(3, 300), 2))
+            doc.update(order_id=f"ORD-{i}", total=round(rnd.uniform(3, 300), 2))
             if i > n // 3 and left.get("total", 0):
                 left["total"] -= 1
                 del doc["total"]
         elif kind == "refund":
-            doc.update(order_id=f"ORD-{rnd.randrange(10**6)}", reason=rnd.choice(["damaged", "late", "unwanted"]))
+            doc.update(order_id=f"ORD-{i}", reason=rnd.choice(["damaged", "late", "unwanted"]))
             if i > n // 2 and left.get("reason", 0):
                 left["reason"] -= 1
                 doc["reason"] = "other"
