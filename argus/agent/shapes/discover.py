@@ -125,13 +125,18 @@ def _walk(doc: dict[str, Any], prefix: str, out: _Doc, in_array: bool, depth: in
                     _walk(item, path + ".", out, True, depth + 1)
 
 
-def _read(documents: Iterable[dict[str, Any]]) -> list[_Doc]:
+def _read(documents: Iterable[dict[str, Any]], time_field: str | None = None) -> list[_Doc]:
+    """``time_field``: a date field saying when each document was written (a scoped audit's), read
+    before ``_id``'s ObjectId time."""
     docs = []
     for document in documents:
         d = _Doc(document)
         _walk(document, "", d, False, 0)
+        written = next(iter(_values(document, time_field.split("."))), None) if time_field else None
         oid = document.get("_id")
-        if isinstance(oid, ObjectId):
+        if isinstance(written, datetime):
+            d.time = written.astimezone(UTC) if written.tzinfo else written.replace(tzinfo=UTC)
+        elif isinstance(oid, ObjectId):
             d.time = oid.generation_time.astimezone(UTC)
         docs.append(d)
     return docs
@@ -371,9 +376,10 @@ def _best_split(docs: list[_Doc], ordered: list[int], first: set[int]) -> tuple[
     return best
 
 
-def discover(documents: list[dict[str, Any]]) -> Shapes:
-    """The shapes of ``documents`` (a sample): never raises on odd documents, says ``one shape`` when unsure."""
-    docs = _read(documents)
+def discover(documents: list[dict[str, Any]], *, time_field: str | None = None) -> Shapes:
+    """The shapes of ``documents`` (a sample): never raises on odd documents, says ``one shape`` when unsure.
+    Documents are dated by ``time_field`` where they hold a date there, else by their ObjectId."""
+    docs = _read(documents, time_field)
     n = len(docs)
     if n < MIN_DOCUMENTS:
         return Shapes(sampled=n)
