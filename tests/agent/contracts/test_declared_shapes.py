@@ -133,3 +133,16 @@ def test_the_validator_export_holds_the_declared_shapes_and_lists_each_shapes_ru
     assert [r.kind for r in exported.exported] == ["required", "required", "type", "shape"]
     assert len(exported.left_out) == 8
     assert all("scoped by where" in line for line in exported.left_out)
+
+
+def test_a_contract_diff_reads_a_dropped_shape_as_a_tightening_and_a_new_one_as_a_loosening(tmp_path: Path) -> None:
+    from argus.agent.contracts.diff import diff_contracts
+
+    def contract(name: str, shapes: str) -> Any:
+        (tmp_path / name).write_text(f"shapes:\n  by: kind\n{shapes}")
+        return load_contract(tmp_path / name)
+
+    two = contract("two.yaml", "  view: {fields: {page: {required: true}}}\n  logout: {fields: {}}\n")
+    one = contract("one.yaml", "  view: {fields: {page: {required: true}}}\n")
+    assert [(c.kind, c.rule) for c in diff_contracts(two, one)] == [("tightened", "shape")]
+    assert [(c.kind, c.rule) for c in diff_contracts(one, two)] == [("loosened", "shape")]
