@@ -750,9 +750,13 @@ class _Contracts:
                                       source=self.file.name)
             path = Path(raw) if Path(raw).is_absolute() else self.base / raw
             self.files.add(path)
-            if not path.is_file():
+            if not path.exists() and not path.is_symlink():
                 self.problems.append(f"{self.file}:{line_for(loc, self.lines)} {where(loc)}: no contract file "
                                      f"{raw!r} (relative to {self.file.name})")
+                return None
+            if path.is_dir():
+                self.problems.append(f"{self.file}:{line_for(loc, self.lines)} {where(loc)}: {raw!r} is a "
+                                     f"directory, not a contract file (relative to {self.file.name})")
                 return None
             return load_contract(path, shown_as=raw, collection=collection)
         except ContractError as exc:
