@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from argus.agent.ejson import encode
 from argus.agent.segments.models import OTHER, SegmentCount, SegmentNulls, SegmentOptions, SegmentTotals
+from argus.agent.text import printable
 
 if TYPE_CHECKING:
     from argus.agent.contracts.model import Contract
@@ -37,11 +37,6 @@ GROUPS_KEPT = 1000  # groups a branch returns at most (largest first): the rest 
 NULL_FIELDS = 50    # fields whose nulls are counted per segment
 NULL_SHARE = 0.1    # ... when at least this share of the sample lacks them (see null_fields)
 _VALUE_CHARS = 64
-# Control characters (NUL, which PostgreSQL cannot keep, escapes a terminal obeys, line breaks, bidi overrides) and
-# lone surrogates, which UTF-8 cannot encode: written as escapes, so the name a run computes is the
-# name it stores and the next run reads back (a NUL stored as U+FFFD made the segment "disappear"
-# and "appear" again on every run).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def segment_label(by: list[str], values: list[Any], privacy: PrivacyMode) -> str:
@@ -55,7 +50,7 @@ def _value_text(value: Any, privacy: PrivacyMode) -> str:
     text = value if isinstance(value, str) else json.dumps(encode(value), sort_keys=True, separators=(",", ":"))
     if privacy == "strict":
         return "#" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    text = _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    text = printable(text)  # the name a run stores is the name the next run computes (a NUL was not)
     return text if len(text) <= _VALUE_CHARS else text[:_VALUE_CHARS - 1] + "…"
 
 
