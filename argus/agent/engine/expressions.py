@@ -21,8 +21,18 @@ from bson.datetime_ms import DatetimeMS
 from pymongo.errors import OperationFailure
 
 from argus.agent.engine.deadline import Deadline
-from argus.agent.engine.match import compile_regex, truthy
-from argus.agent.engine.values import MISSING, bson_type, date_ms, group_key, is_nan, is_number, number_value, sort_key
+from argus.agent.engine.regexes import compile_regex
+from argus.agent.engine.values import (
+    MISSING,
+    bson_type,
+    date_ms,
+    group_key,
+    is_nan,
+    is_number,
+    number_value,
+    sort_key,
+    truthy,
+)
 
 __all__ = ["OPERATORS", "Evaluate", "compile_expression", "field_getter"]
 
