@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 
 from argus.agent.errors import ArgusError
+from argus.config.cron import parse_cron
 from argus.config.schedules import (
     CronTrigger,
     IntervalTrigger,
     ScheduleError,
     load_schedules,
-    parse_cron,
     parse_duration,
 )
 
