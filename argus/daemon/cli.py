@@ -36,7 +36,8 @@ from argus.agent.segments.models import SegmentOptions
 from argus.agent.tools.target import AuditTarget
 from argus.config.alerts import AlertsConfig
 from argus.config.contracts import ContractError, load_contract
-from argus.config.schedules import ScheduleError, ScopeSettings, format_duration, load_schedules
+from argus.config.schedule_models import ScopeSettings
+from argus.config.schedules import ScheduleError, format_duration, load_schedules
 from argus.config.settings import Settings
 from argus.daemon.alerts.cli import register as register_alert_commands
 from argus.daemon.alerts.policy import AlertPolicy

@@ -23,7 +23,7 @@ from apscheduler.triggers.cron import CronTrigger as ApsCron
 from apscheduler.triggers.interval import IntervalTrigger as ApsInterval
 
 from argus.config.cron import parse_cron
-from argus.config.schedules import CronTrigger, IntervalTrigger
+from argus.config.schedule_models import CronTrigger, IntervalTrigger
 
 __all__ = ["ORIGIN", "DstSafe", "GridInterval", "aps_trigger", "interval_of", "next_fire_times", "slot_of"]
 
