@@ -21,7 +21,7 @@ from argus.agent.planners.factory import make_planner
 from argus.agent.segments.models import SegmentOptions
 from argus.agent.tools.target import AuditTarget
 from argus.config.contracts import ContractError, load_contract
-from argus.config.schedules import ScopeSettings
+from argus.config.schedule_models import ScopeSettings
 from argus.daemon.cli.root import AUDIT, env_settings, exit_code, fail, open_history_store, open_target, store_call
 from argus.daemon.cli_output import OutputFormat, emit, option_problems, stdout_console
 from argus.daemon.exit_codes import audit_help
