@@ -38,6 +38,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from argus.agent.llm.local_server import LocalChatServer, tool_reply
+from argus.daemon.logs import configure_logging
 from argus.daemon.store.embedded import start_embedded
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import DaemonProcess
@@ -263,6 +264,7 @@ def main() -> int:
     parser.add_argument("--only", nargs="*", help="run only these faults", default=None)
     parser.add_argument("--quick", action="store_true", help="a smoke run: the quickest fault only")
     args = parser.parse_args()
+    configure_logging("WARNING")  # the figures only: the scratch PostgreSQL's start is no figure
     only = ["llm-filter-nested-200"] if args.quick and not args.only else args.only
     unknown = sorted(set(only or ()) - {f.name for f in FAULTS})
     if unknown:
