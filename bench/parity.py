@@ -70,6 +70,11 @@ class _SameSample:
         return list(self._engine.draw_sample(size, seed))
 
 
+def same_sample(reference: Any, engine: Any) -> Any:
+    """``reference`` (mongomock), drawing the sample ``engine`` draws for the same seed."""
+    return _SameSample(reference, engine)
+
+
 def _generated(folder: Path) -> Path:
     rng = random.Random(5)
     path = folder / "quick.jsonl"
@@ -101,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         if documents:
             reference.insert_many([dict(d) for d in documents])
         new, new_s, new_outcome = _findings(AuditTarget(engine, connection_name="file"), args.time_budget)
-        old, old_s, old_outcome = _findings(AuditTarget(_SameSample(reference, engine), connection_name="file",
+        old, old_s, old_outcome = _findings(AuditTarget(same_sample(reference, engine), connection_name="file",
                                                         in_memory=True), args.time_budget)
         if new_outcome != "succeeded" or old_outcome != "succeeded":
             uncompared += 1
