@@ -33,7 +33,7 @@ from argus.agent.tools.guard import check_field_path
 from argus.config.yaml_source import nearest
 
 if TYPE_CHECKING:
-    from argus.config.contracts import Problems
+    from argus.config.rule_values import Problems
 
 __all__ = ["SHAPE_KEYS", "shape_rules"]
 
