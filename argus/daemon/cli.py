@@ -26,6 +26,7 @@ from argus.agent.contracts.model import Contract
 from argus.agent.errors import ArgusError
 from argus.agent.findings import Severity
 from argus.agent.history import RunDiff
+from argus.agent.llm.extra import require_llm_extra_for
 from argus.agent.llm.options import PlannerKind
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
@@ -635,6 +636,10 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
         raise _fail("the schedules file is invalid:\n" + "\n".join(exc.problems)) from None
     if name not in loaded.schedules:
         raise _fail(f"no schedule named {name!r} (known: {', '.join(sorted(loaded.schedules)) or 'none'})")
+    try:
+        require_llm_extra_for({name: loaded.schedules[name].settings.planner})
+    except ArgusError as exc:
+        raise _fail(str(exc)) from None
     history_store = _open_store(settings)
     runner = ScheduleRunner(store=history_store, spool=Spool(settings.data_dir / "spool"), metrics=Metrics(),
                             settings=settings)
