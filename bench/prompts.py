@@ -18,22 +18,26 @@ collection at 300 and 1,000 documents, two scripted steps. A run that measured n
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# Run as `python bench/prompts.py`: the repository root holds `tests`, whose scripted model server
+# (tests/doubles) this script drives.
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+
 import argparse
 import logging
 import random
-import sys
 import time
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import mongomock
 import structlog
 from bson import ObjectId, json_util
 
-from argus.agent.llm.local_server import LocalChatServer
 from argus.agent.llm.options import LLMOptions
-from argus.agent.llm.scripted import Explorer
 from argus.agent.llm.tokens import estimate_messages
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
@@ -41,6 +45,8 @@ from argus.agent.planners.factory import make_planner
 from argus.agent.tools import schema_sample
 from argus.agent.tools.models import SchemaSampleInput
 from argus.agent.tools.target import AuditTarget
+from tests.doubles.explorer import Explorer
+from tests.doubles.model_server import LocalChatServer
 
 BUDGET = 8000
 WIDE = 50

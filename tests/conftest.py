@@ -171,7 +171,7 @@ def store(pg_dsn: str) -> Any:
 @pytest.fixture
 def chat_server() -> Any:
     """Start ``LocalChatServer(replies)`` on an ephemeral port; every server started is stopped after."""
-    from argus.agent.llm.local_server import LocalChatServer
+    from tests.doubles.model_server import LocalChatServer
 
     started: list[LocalChatServer] = []
 
