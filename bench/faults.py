@@ -37,11 +37,11 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from argus.agent.llm.local_server import LocalChatServer, tool_reply
 from argus.daemon.logs import configure_logging
 from argus.daemon.store.embedded import start_embedded
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import DaemonProcess
+from tests.doubles.model_server import LocalChatServer, tool_reply
 from tests.faults.scenarios import kill_postmaster, slow_collection, write_schedules
 
 GRACE_S = 10.0

@@ -21,23 +21,27 @@ run that measured nothing exits 2; one whose audit did not succeed, or whose tar
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# Run as `python bench/prompts.py`: the repository root holds `tests`, whose scripted model server
+# (tests/doubles) this script drives.
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:] = [str(ROOT)] + [p for p in sys.path if Path(p or ".").resolve() != ROOT / "bench"]
+
 import argparse
 import logging
 import random
-import sys
 import time
 from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 import structlog
 from bson import ObjectId, json_util
 
 from argus.agent.engine import DocumentStore, MemoryCollection
-from argus.agent.llm.local_server import LocalChatServer
 from argus.agent.llm.options import LLMOptions
-from argus.agent.llm.scripted import Explorer
 from argus.agent.llm.tokens import estimate_messages
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
@@ -45,6 +49,8 @@ from argus.agent.planners.factory import make_planner
 from argus.agent.tools import schema_sample
 from argus.agent.tools.models import SchemaSampleInput
 from argus.agent.tools.target import AuditTarget
+from tests.doubles.explorer import Explorer
+from tests.doubles.model_server import LocalChatServer
 
 BUDGET = 8000
 WIDE = 50

@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry
 
 from argus.agent.clock import Clock, SystemClock
 from argus.agent.evidence import written_evidence
+from argus.agent.llm.extra import require_llm_extra_for
 from argus.agent.privacy import has_masked
 from argus.agent.report import ARGUS_VERSION
 from argus.config.schedules import FileVersion, ScheduleError, ScheduleSet, file_version, load_schedules
@@ -104,6 +105,7 @@ class Daemon:
     def _start(self) -> None:
         assert self.http is not None
         schedules = load_schedules(self.schedules_path)
+        require_llm_extra_for({name: s.settings.planner for name, s in schedules.schedules.items()})
         self._file_version = self._stat(schedules, read=schedules.version)
         self.store = self._open_store()
         self.spool = Spool(self.settings.data_dir / "spool")

@@ -16,9 +16,9 @@ from argus.agent.llm.usage import LLMAccount
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.heuristic import HeuristicPlanner
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.state import AgentAction, AgentState
 from argus.agent.tools.target import AuditTarget
+from tests.doubles.planner import ScriptedPlanner
 
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]
 

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from argus.agent.clock import SystemClock
 from argus.agent.errors import ArgusError
+from argus.agent.llm.extra import require_llm_extra_for
 from argus.agent.report import AuditReport
 from argus.config.alerts import AlertsConfig
 from argus.config.schedules import ScheduleError, load_schedules
@@ -88,6 +89,10 @@ def run(name: Annotated[str, typer.Argument(metavar="SCHEDULE", help="the schedu
         raise fail("the schedules file is invalid:\n" + "\n".join(exc.problems)) from None
     if name not in loaded.schedules:
         raise fail(f"no schedule named {name!r} (known: {', '.join(sorted(loaded.schedules)) or 'none'})")
+    try:
+        require_llm_extra_for({name: loaded.schedules[name].settings.planner})
+    except ArgusError as exc:
+        raise fail(str(exc)) from None
     history_store = open_history_store(settings)
     runner = ScheduleRunner(store=history_store, spool=Spool(settings.data_dir / "spool"), metrics=Metrics(),
                             settings=settings)

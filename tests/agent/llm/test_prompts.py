@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from argus.agent.llm.local_server import LocalChatServer
 from argus.agent.llm.options import LLMOptions
-from argus.agent.llm.scripted import Explorer
 from argus.agent.llm.tokens import estimate_messages, estimate_tokens
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.factory import make_planner
 from argus.agent.privacy import Masker
+from tests.doubles.explorer import Explorer
+from tests.doubles.model_server import LocalChatServer
 
 WIDE = [{**{f"attr_{k:03d}": (i * k) % 97 for k in range(120)},
          **{f"text_{k:02d}": f"value-{i}-{k}" for k in range(60)},

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from argus.agent.llm.local_server import tool_reply
 from argus.agent.llm.options import LLMOptions
 from argus.agent.loop import run_audit
 from argus.agent.planners.factory import make_planner
@@ -22,6 +21,7 @@ from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.store.reports import T0
 from tests.daemon.test_daemon_process import _demo_schedules, _write
+from tests.doubles.model_server import tool_reply
 
 runner = CliRunner()
 
