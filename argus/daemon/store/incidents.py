@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import psycopg
 import structlog
@@ -35,9 +35,7 @@ from argus.daemon.incidents.tracker import Change, track
 from argus.daemon.metrics import INCIDENT_BUCKETS, IncidentStats
 from argus.daemon.store.errors import NotFound
 from argus.daemon.store.outbox import enqueue
-
-if TYPE_CHECKING:
-    from argus.daemon.store.postgres import PostgresStore
+from argus.daemon.store.pool import Connects
 
 __all__ = ["TRANSITIONS", "Action", "IncidentBook", "queue_pending", "record_incidents", "refreshed"]
 
@@ -219,7 +217,7 @@ def _insert_event(conn: psycopg.Connection[Any], incident_id: int, event: Incide
 class IncidentBook:
     """Incidents of one store, for the CLI, the HTTP API, the daemon's chores and metrics."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Connects) -> None:
         self._store = store
 
     def get(self, incident_id: int) -> Incident:

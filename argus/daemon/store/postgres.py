@@ -15,8 +15,6 @@ scoped audit, or the whole collection); a pattern last seen in the other kind is
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -25,10 +23,8 @@ from uuid import UUID
 
 import psycopg
 import structlog
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool, PoolTimeout
 from pydantic import BaseModel
 
 from argus.agent.findings import Category, Severity
@@ -48,12 +44,11 @@ from argus.daemon.alerts.policy import AlertPolicy
 from argus.daemon.diff import diff_report
 from argus.daemon.incidents.models import IncidentNotice
 from argus.daemon.incidents.tracker import Change
-from argus.daemon.store.errors import NotFound, StoreError, StoreUnavailable
+from argus.daemon.store.errors import NotFound, StoreError
 from argus.daemon.store.incidents import record_incidents, refreshed
 from argus.daemon.store.metric_values import insert_values
-from argus.daemon.store.migrations import migrate
 from argus.daemon.store.outbox import enqueue
-from argus.daemon.store.text import keep_text_storable
+from argus.daemon.store.pool import Connections, describe_dsn, lock_key
 
 __all__ = ["LOST_RUN", "CollectionRef", "Label", "PostgresStore", "RunSummary", "TriggerClaim", "describe_dsn"]
 
@@ -120,57 +115,13 @@ class Label(BaseModel):
 LOST_RUN = "lost: "  # how the error of a run recorded for a replica that died begins
 
 
-def describe_dsn(dsn: str) -> str:
-    """``host:port/dbname`` of a DSN, for messages: never the password."""
-    try:
-        parts = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        return "an unparseable DSN"
-    host = str(parts.get("host") or "localhost")
-    where = "a local socket" if host.startswith("/") else f"{host}:{parts.get('port') or 5432}"
-    return f"{where}/{parts.get('dbname') or ''}"
-
-
 def _kind(report: AuditReport) -> str | None:
     """Which runs a run is compared with: the same window (its key), or None for the whole collection."""
     return report.window.key if report.window is not None else None
 
 
-def _lock_key(ref: CollectionRef) -> int:
-    digest = hashlib.sha256(str(ref).encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
-
-
-class PostgresStore:
+class PostgresStore(Connections):
     """Keeps reports, diffs, labels and patterns; builds the historical context."""
-
-    def __init__(self, dsn: str, *, pool_size: int = 4, connect_timeout_s: float = 5.0, wait: bool = True) -> None:
-        """Open a pool on ``dsn`` and migrate. With ``wait=False`` (a daemon starting while the
-        database is down) nothing blocks: connections and migrations happen on first use."""
-        self._where = describe_dsn(dsn)
-        self._migrated = False
-        self._migrate_lock = threading.Lock()
-        self._pool = ConnectionPool(dsn, min_size=1, max_size=max(pool_size, 1), open=False, timeout=connect_timeout_s,
-                                    kwargs={"connect_timeout": max(int(connect_timeout_s), 1)},
-                                    check=ConnectionPool.check_connection, configure=keep_text_storable,
-                                    name="argus-store")
-        if not wait:
-            self._pool.open(wait=False)
-            return
-        try:
-            self._pool.open(wait=True, timeout=connect_timeout_s)
-        except PoolTimeout as exc:
-            self._pool.close()
-            raise StoreUnavailable(f"cannot reach PostgreSQL at {self._where}") from exc
-        with self._conn():
-            pass
-
-    @property
-    def where(self) -> str:
-        return self._where
-
-    def close(self) -> None:
-        self._pool.close()
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -179,34 +130,10 @@ class PostgresStore:
         self.close()
 
     @contextmanager
-    def _conn(self, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with self._pool.connection(timeout=timeout) as conn:
-                if not self._migrated:
-                    self._ensure_migrated(conn)
-                yield conn
-        except PoolTimeout as exc:
-            raise StoreUnavailable(f"cannot reach PostgreSQL at {self._where}") from exc
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"lost PostgreSQL at {self._where}: {type(exc).__name__}") from exc
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL at {self._where} refused an operation: {type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0][:200]}") from exc
-
-    def _ensure_migrated(self, conn: psycopg.Connection[Any]) -> None:
-        with self._migrate_lock:
-            if self._migrated:
-                return
-            applied = migrate(conn)
-            self._migrated = True
-        if applied:
-            log.info("store_migrated", versions=applied, database=self._where)
-
-    @contextmanager
     def schedule_lock(self, schedule: str, *, timeout: float = 2.0) -> Iterator[bool]:
         """Hold a session advisory lock on ``schedule`` for the block; yields False when another
         process holds it. Raises ``StoreUnavailable`` when the database cannot be reached."""
-        key = _lock_key(CollectionRef("schedule", "", schedule))
+        key = lock_key(str(CollectionRef("schedule", "", schedule)))
         with self._conn(timeout=timeout) as conn:
             row = conn.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone()
             got = bool(row and row[0])
@@ -313,7 +240,7 @@ class PostgresStore:
         ref = CollectionRef(report.connection, report.database, report.collection)
         log.info("report_storing", run_id=str(report.run_id), collection=str(ref), findings=len(report.findings))
         with self._conn() as conn, conn.transaction():
-            conn.execute("select pg_advisory_xact_lock(%s)", (_lock_key(ref),))
+            conn.execute("select pg_advisory_xact_lock(%s)", (lock_key(str(ref)),))
             existing = conn.execute("select error from runs where id = %s", (report.run_id,)).fetchone()
             if existing and (str(existing[0] or "").startswith(LOST_RUN) and not (report.error or "").startswith(
                     LOST_RUN)):
