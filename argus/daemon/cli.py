@@ -49,10 +49,12 @@ from argus.daemon.files import FILE_FORMATS
 from argus.daemon.files.reader import LoadDeadline
 from argus.daemon.findings_cli import register as register_finding_commands
 from argus.daemon.http import parse_listen
+from argus.daemon.incidents.chores import queue_due
 from argus.daemon.incidents.cli import register as register_incident_commands
 from argus.daemon.logs import configure_logging
 from argus.daemon.metrics import Metrics
 from argus.daemon.progress import AuditLines, LoadProgress
+from argus.daemon.record import diff_runs, record_report
 from argus.daemon.render import ProgressDisplay, StepLog, print_diff, print_report, print_runs
 from argus.daemon.runner import ScheduleRunner
 from argus.daemon.service import Daemon
@@ -68,7 +70,6 @@ from argus.daemon.store import (
     open_store,
     store_configured,
 )
-from argus.daemon.store.incidents import IncidentBook
 from argus.daemon.store.outbox import AlertOutbox
 from argus.daemon.triggers import next_fire_times
 
@@ -261,7 +262,7 @@ def audit(
     if why_full:
         report = report.model_copy(update={"notes": [why_full, *report.notes]})
     if history_store is not None:
-        report = _store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
+        report = _store_call(lambda: record_report(history_store, report, growth_factor=settings.growth_factor),
                              unsaved=report)
         history_store.close()
     if output == OutputFormat.json:
@@ -429,7 +430,7 @@ def diff(run_ids: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RU
             if len(latest) < 2:
                 raise NotFound(f"collection {collection!r} has fewer than two stored runs")
             newer, older = latest
-        return older, newer, st.diff_runs(older, newer, growth_factor=settings.growth_factor)
+        return older, newer, diff_runs(st, older, newer, growth_factor=settings.growth_factor)
 
     older, newer, result = _with_store(compute)
     if output == OutputFormat.json:
@@ -681,7 +682,7 @@ def _stored(history_store: PostgresStore, report: AuditReport) -> AuditReport:
 def _queue_incident_notices(history_store: PostgresStore, policy: AlertPolicy | None) -> None:
     """Reminders due now and notices of status changes made since the last run (no daemon does it)."""
     try:
-        IncidentBook(history_store).queue(SystemClock().now(), policy)
+        queue_due(history_store, SystemClock().now(), policy)
     except StoreError as exc:
         Console(stderr=True).print(f"incidents: reminders not queued: {exc}", markup=False, highlight=False)
 
