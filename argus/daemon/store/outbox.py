@@ -18,8 +18,7 @@ import psycopg
 import structlog
 from psycopg.types.json import Jsonb
 
-from argus.daemon.alerts.models import NOTIFICATION, Alert, Notification
-from argus.daemon.alerts.policy import RoutedAlert
+from argus.daemon.alerts.models import NOTIFICATION, Alert, Notification, RoutedAlert
 from argus.daemon.store.errors import NotFound
 from argus.daemon.store.pool import Connects
 
