@@ -36,6 +36,7 @@ from argus.daemon.alerts.sender import AlertSender
 from argus.daemon.findings_view import stored_finding
 from argus.daemon.healthcheck import LISTEN_FILE
 from argus.daemon.http import HttpServer
+from argus.daemon.incidents.chores import queue_due
 from argus.daemon.incidents.http import IncidentApi
 from argus.daemon.metrics import IncidentStats, Metrics
 from argus.daemon.runner import ScheduleRunner
@@ -190,7 +191,7 @@ class Daemon:
 
     def queue_incident_notices(self) -> None:
         """Queue reminders and the notices of status changes; wake the sender when there are any."""
-        if IncidentBook(self.store).queue(self.clock.now(), self.runner.alerts):
+        if queue_due(self.store, self.clock.now(), self.runner.alerts):
             self.sender.wake.set()
 
     def _record_listen(self) -> None:

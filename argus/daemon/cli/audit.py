@@ -29,6 +29,7 @@ from argus.daemon.files import FILE_FORMATS
 from argus.daemon.files.reader import LoadDeadline
 from argus.daemon.logs import configure_logging
 from argus.daemon.progress import AuditLines
+from argus.daemon.record import record_report
 from argus.daemon.render import ProgressDisplay, StepLog, print_report
 from argus.daemon.store import CollectionRef, PostgresStore, describe_store
 
@@ -173,7 +174,7 @@ def audit(
     if why_full:
         report = report.model_copy(update={"notes": [why_full, *report.notes]})
     if history_store is not None:
-        report = store_call(lambda: history_store.save_report(report, growth_factor=settings.growth_factor),
+        report = store_call(lambda: record_report(history_store, report, growth_factor=settings.growth_factor),
                              unsaved=report)
         history_store.close()
     if output == OutputFormat.json:

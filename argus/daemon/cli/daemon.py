@@ -24,6 +24,7 @@ from argus.daemon.cli.root import DAEMON, EXIT_OK, env_settings, exit_code, fail
 from argus.daemon.cli_output import FormatOption, OutputFormat, emit, stdout_console
 from argus.daemon.exit_codes import audit_help
 from argus.daemon.http import parse_listen
+from argus.daemon.incidents.chores import queue_due
 from argus.daemon.logs import configure_logging
 from argus.daemon.metrics import Metrics
 from argus.daemon.render import print_report
@@ -31,7 +32,6 @@ from argus.daemon.runner import ScheduleRunner
 from argus.daemon.service import Daemon
 from argus.daemon.spool import Spool
 from argus.daemon.store import PostgresStore, StoreError
-from argus.daemon.store.incidents import IncidentBook
 from argus.daemon.store.outbox import AlertOutbox
 
 __all__ = ['register']
@@ -139,7 +139,7 @@ def _stored(history_store: PostgresStore, report: AuditReport) -> AuditReport:
 def _queue_incident_notices(history_store: PostgresStore, policy: AlertPolicy | None) -> None:
     """Reminders due now and notices of status changes made since the last run (no daemon does it)."""
     try:
-        IncidentBook(history_store).queue(SystemClock().now(), policy)
+        queue_due(history_store, SystemClock().now(), policy)
     except StoreError as exc:
         Console(stderr=True).print(f"incidents: reminders not queued: {exc}", markup=False, highlight=False)
 

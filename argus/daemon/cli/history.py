@@ -16,6 +16,7 @@ from argus.agent.history import RunDiff
 from argus.config.schedules import format_duration
 from argus.daemon.cli.root import HISTORY, env_settings, fail, with_store
 from argus.daemon.cli_output import FormatOption, OutputFormat, age, emit, stdout_console
+from argus.daemon.record import diff_runs
 from argus.daemon.render import print_diff, print_report, print_runs
 from argus.daemon.store import Label, NotFound, PostgresStore
 
@@ -79,7 +80,7 @@ def diff(run_ids: Annotated[list[str] | None, typer.Argument(metavar="[RUN_A] RU
             if len(latest) < 2:
                 raise NotFound(f"collection {collection!r} has fewer than two stored runs")
             newer, older = latest
-        return older, newer, st.diff_runs(older, newer, growth_factor=settings.growth_factor)
+        return older, newer, diff_runs(st, older, newer, growth_factor=settings.growth_factor)
 
     older, newer, result = with_store(compute)
     if output == OutputFormat.json:

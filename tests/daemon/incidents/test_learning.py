@@ -16,6 +16,7 @@ from argus.agent.loop import run_audit
 from argus.agent.planners.factory import make_planner
 from argus.agent.planners.heuristic import HeuristicPlanner
 from argus.daemon.cli import app
+from argus.daemon.record import record_report
 from argus.daemon.store import CollectionRef, PostgresStore
 from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.alerts.receiver import Receiver
@@ -80,7 +81,7 @@ def test_false_positive_is_read_by_both_planners(store: PostgresStore, make_targ
     target = make_target(DOCS)
     first = run_audit(target, HeuristicPlanner())
     assert [(f.field, f.category.value) for f in first.findings] == [("age", "outlier_value")]
-    store.save_report(first)
+    record_report(store, first)
     book = IncidentBook(store)
     [incident] = book.list()
     book.change_status(incident.id, "false_positive", now=T0, source="cli", note="999 means unknown here")
