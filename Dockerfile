@@ -14,7 +14,9 @@ RUN python -m venv --without-pip /opt/argus
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY argus ./argus
-RUN pip --python /opt/argus/bin/python install .
+# with the llm extra: the image is what ops deploy, and a mounted schedules.yaml with planner: llm or
+# hybrid must run without a rebuild (the openai client adds a few MB; the heuristic default never imports it)
+RUN pip --python /opt/argus/bin/python install '.[llm]'
 
 # --- runtime: the environment, the schedules and demo data; no pip, no compilers -----------------
 FROM ${PYTHON_IMAGE}

@@ -135,8 +135,8 @@ def _model_answers(budget: float, quick: bool, problems: list[str]) -> tuple[int
     server speaking the wire protocol): the audit must end with a report, within budget + 10 s, and a
     pattern PCRE backtracks on must be refused before it reaches the wire."""
     sys.path.insert(0, str(ROOT))
-    from argus.agent.llm.local_server import LocalChatServer, tool_reply
     from tests.agent.tools.test_wire_server import ScriptedServer
+    from tests.doubles.model_server import LocalChatServer, tool_reply
 
     answers = _answers()
     names = ["value_filter_regex", "integer_beyond_int64"] if quick else list(answers)

@@ -49,7 +49,9 @@ from argus.agent.report import AuditReport  # noqa: E402
 from argus.agent.severity import severity_for  # noqa: E402
 from argus.config.alerts import AlertsConfig  # noqa: E402
 from argus.daemon.alerts.policy import AlertPolicy  # noqa: E402
+from argus.daemon.incidents.chores import queue_due  # noqa: E402
 from argus.daemon.logs import configure_logging  # noqa: E402
+from argus.daemon.record import record_report  # noqa: E402
 from argus.daemon.store import PostgresStore  # noqa: E402
 from argus.daemon.store.embedded import start_embedded  # noqa: E402
 from argus.daemon.store.incidents import IncidentBook  # noqa: E402
@@ -126,14 +128,14 @@ def simulate(admin: str, runs: list[AuditReport], alerts: dict[str, object], *,
             book, timings = IncidentBook(store), []
             for report in runs:
                 t = time.perf_counter()
-                store.save_report(report, alerts=policy, now=report.finished_at)
+                record_report(store, report, alerts=policy, now=report.finished_at)
                 timings.append(time.perf_counter() - t)
                 chore = report.finished_at + timedelta(minutes=30)
                 if acknowledge:  # someone takes every incident within the hour
                     for incident in book.list(statuses=["open"]):
                         if incident.open_since <= chore - timedelta(minutes=30):
                             book.change_status(incident.id, "acknowledged", now=chore, source="cli", owner="oncall")
-                book.queue(chore, policy)  # the daemon's chore: reminders, notices of status changes
+                queue_due(store, chore, policy)  # the daemon's chore: reminders, notices of status changes
             with store._conn() as conn:
                 kinds = Counter({kind: n for kind, n in conn.execute(
                     "select kind, count(*) from alert_outbox group by kind")})

@@ -150,6 +150,7 @@ def main(argv: list[str] | None = None) -> int:
           "fitting finding counting N, outside the tolerance); ERR: the audit failed or sampled nothing")
     print(f"{'kind':<18} {'field':<24} {'named: found exact  fp':>24} {'neutral: found exact  fp':>26}")
     totals = {"named": [0, 0, 0], "neutral": [0, 0, 0]}
+    every = {"named": [0, 0, 0], "neutral": [0, 0, 0]}  # the * kinds too: values alone should find them (issue 31)
     cells = 0
     for defect, named, neutral in rows:
         label = defect.kind + (" *" if defect.kind in NEEDS_A_NAME else "")
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
             found, exact = sum(c.found for c in row), sum(_exact(c) for c in row)
             fps = sum(len(c.off_target) for c in row)
             out.append(f"{found:>2}/{len(row):<2} {exact:>4}/{len(row):<2} {fps:>3}")
+            every[side] = [every[side][0] + found, every[side][1] + exact, every[side][2] + fps]
             if defect.kind not in NEEDS_A_NAME:
                 totals[side][0] += found
                 totals[side][1] += exact
@@ -168,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     neutral_ctl = sum(len(c[1]) for c in controls.values())
     cols = [f"{t[0]}/{cells} {t[1]:>4}/{cells} {t[2]:>3}" for t in (totals["named"], totals["neutral"])]
     print(f"{'name-free total':<43} {cols[0]:>24} {cols[1]:>26}")
+    if any(d.kind in NEEDS_A_NAME for d, _, _ in rows):
+        all_cells = sum(len(named) for _, named, _ in rows)
+        cols = [f"{t[0]}/{all_cells} {t[1]:>4}/{all_cells} {t[2]:>3}" for t in (every["named"], every["neutral"])]
+        print(f"{'every kind, * included':<43} {cols[0]:>24} {cols[1]:>26}")
     print(f"control (clean {', '.join(domains)}): named {named_ctl} findings, neutral {neutral_ctl} findings")
     if any(d.kind in NEEDS_A_NAME for d, _, _ in rows):
         print("* needs a name's meaning (sign, range, past event, interval): shown for information, not in the total")

@@ -3,9 +3,11 @@
 
 Each collection is audited twice in this process with the heuristic planner and one fixed clock:
 on Argus's in-process engine (as `argus audit --file` now runs) and on mongomock holding the same
-decoded documents (as it ran before, each read in a forked child). Findings must be identical:
-the same fields, categories and affected counts. Prints one line per collection with both
-times, and every difference.
+decoded documents (as it ran before, each read in a forked child). Both audits draw the same
+sample (the documents at the engine's positions for the collection's seed): what is compared is how
+each engine answers the audit's reads, not the luck of two samples, so a finding that rests on which
+documents were drawn cannot make the two differ. Findings must be identical: the same fields,
+categories and affected counts. Prints one line per collection with both times, and every difference.
 
 Usage: python bench/parity.py [--only NAME ...] [--quick] [--bench-dir DIR] [--time-budget S]
 Exits 1 when it compared nothing (no collection, or an engine's audit did not succeed or sampled no
@@ -53,6 +55,26 @@ def _findings(target: AuditTarget, budget_s: float) -> tuple[set[tuple[str, str,
     return found, time.perf_counter() - started, outcome
 
 
+class _SameSample:
+    """mongomock's collection, whose sample is the engine's: every other read goes to mongomock."""
+
+    in_process = True  # draw_in_memory then asks draw_sample, not mongomock's own $sample
+
+    def __init__(self, reference: Any, engine: Any) -> None:
+        self._reference, self._engine = reference, engine
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._reference, name)
+
+    def draw_sample(self, size: int, seed: int) -> list[dict[str, Any]]:
+        return list(self._engine.draw_sample(size, seed))
+
+
+def same_sample(reference: Any, engine: Any) -> Any:
+    """``reference`` (mongomock), drawing the sample ``engine`` draws for the same seed."""
+    return _SameSample(reference, engine)
+
+
 def _generated(folder: Path) -> Path:
     rng = random.Random(5)
     path = folder / "quick.jsonl"
@@ -84,8 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         if documents:
             reference.insert_many([dict(d) for d in documents])
         new, new_s, new_outcome = _findings(AuditTarget(engine, connection_name="file"), args.time_budget)
-        old, old_s, old_outcome = _findings(AuditTarget(reference, connection_name="file", in_memory=True),
-                                        args.time_budget)
+        old, old_s, old_outcome = _findings(AuditTarget(same_sample(reference, engine), connection_name="file",
+                                                        in_memory=True), args.time_budget)
         if new_outcome != "succeeded" or old_outcome != "succeeded":
             uncompared += 1
             print(f"{engine.name:<10} {len(documents):>7,} docs  nothing compared: the audit ended {new_outcome} "

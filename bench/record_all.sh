@@ -33,6 +33,7 @@ declare -a RUNS=(
   "scheduler_load|python bench/scheduler_load.py --schedules 200 --every 30s --jitter 25s --minutes 4"
   "audit_cpu|python bench/audit_cpu.py"
   "faults|python bench/faults.py"
+  "differential|python bench/differential.py --examples 10000"
 )
 status=0
 for entry in "${RUNS[@]}"; do

@@ -26,6 +26,7 @@ from argus.agent.options import AuditOptions
 from argus.agent.report import AuditReport
 from argus.agent.state import EvaluationRecord, RuleResult
 from argus.daemon.logs import configure_logging
+from argus.daemon.record import record_report
 from argus.daemon.store import CollectionRef, PostgresStore
 from argus.daemon.store.embedded import start_embedded
 
@@ -74,7 +75,7 @@ def main() -> int:
             for i in range(10):
                 report = _report(i, wide, collection="wide")
                 t = time.perf_counter()
-                store.save_report(report)
+                record_report(store, report)
                 store_times.append(time.perf_counter() - t)
                 t = time.perf_counter()
                 store.history(ref)
@@ -87,7 +88,7 @@ def main() -> int:
             ref = CollectionRef("main", "shop", "orders")
             t = time.perf_counter()
             for i in range(runs):
-                store.save_report(_report(i, 20))
+                record_report(store, _report(i, 20))
             fill = time.perf_counter() - t
             loads = []
             for _ in range(20):

@@ -198,16 +198,16 @@ def _cell(text: str) -> str:
 
 
 def schedules_yaml() -> str:
-    from argus.config.schedules import AuditSettings, Schedule, _File
+    from argus.config.schedule_models import AuditSettings, Schedule, ScheduleFile
 
-    sections = [_Section(_File, "", "top level"), *_sections(_File)]
+    sections = [_Section(ScheduleFile, "", "top level"), *_sections(ScheduleFile)]
     links = {s.model: s.heading for s in sections}
     shared = set(AuditSettings.model_fields)
     out: list[str] = []
     for section in sections:
         where = f"`{section.path}`" if section.path else "the file itself"
         out += [f"## {section.heading}", "", f"Keys of {where}.", ""]
-        others = [p for p in _all_paths(_File, section.model) if p != section.path]
+        others = [p for p in _all_paths(ScheduleFile, section.model) if p != section.path]
         if others:
             out += ["Also at " + ", ".join(f"`{p}`" for p in others) + ".", ""]
         out += ["| key | type | default | description |", "| --- | --- | --- | --- |"]

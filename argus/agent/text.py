@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from typing import TypeVar
 
-__all__ = ["REPLACEMENT", "clean"]
+__all__ = ["REPLACEMENT", "clean", "printable"]
 
 REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Control characters (NUL, which PostgreSQL cannot keep; escapes a terminal obeys; line breaks), bidi
+# overrides and lone surrogates, which UTF-8 cannot encode.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 T = TypeVar("T")
 
 
@@ -31,3 +34,10 @@ def clean(value: T) -> T:
     if isinstance(value, tuple):
         return tuple(clean(v) for v in value)  # type: ignore[return-value]
     return value
+
+
+def printable(text: str) -> str:
+    """``text`` with each character of ``_UNPRINTABLE`` written as its ``\\uXXXX`` escape: a value
+    shown as a name (a segment, a metric's group) reads the same in a report, a terminal and the
+    history database, which keeps a NUL as U+FFFD."""
+    return _UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)

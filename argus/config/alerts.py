@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 
+from argus.agent.durations import parse_duration
 from argus.agent.errors import ArgusError
 from argus.agent.findings import Severity
 from argus.agent.secrets import SECRETS
@@ -118,8 +119,6 @@ class AlertRoute(_Model):
 
 
 def _duration(value: Any) -> timedelta:
-    from argus.config.schedules import parse_duration  # argus.config.schedules imports this module
-
     return parse_duration(value)
 
 

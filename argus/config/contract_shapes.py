@@ -33,12 +33,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from argus.agent.contracts.model import Rule, Threshold
-
-if TYPE_CHECKING:
-    from argus.config.contracts import Problems
+from argus.config.rule_values import Problems
 
 __all__ = ["NESTING_KEYS", "THRESHOLD_KEYS", "TOP", "Within", "nested", "thresholds"]
 

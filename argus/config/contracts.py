@@ -21,72 +21,46 @@ fields.order_id.uniqe: unknown rule (did you mean 'unique'?)``. A ``pattern`` is
 read-only guard's regex check when the file is read, not when the query is sent.
 
 A file with ``kind: DataContract`` (or ``apiVersion`` and ``schema``) is read as ODCS: see
-``_odcs`` for what maps; what does not is kept as a note the report shows.
+``odcs`` for what maps; what does not is kept as a note the report shows.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
-import re
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from argus.agent.contracts.compile import rule_filters
-from argus.agent.contracts.model import CONTRACT_FORMATS, Bound, Contract, Reference, Rule, RuleKind, Threshold
+from argus.agent.contracts.model import Contract, Rule, RuleKind, Threshold
 from argus.agent.durations import parse_duration
 from argus.agent.ejson import decode, encode
 from argus.agent.errors import QueryRefused
 from argus.agent.findings import Severity
 from argus.agent.segments.models import SegmentOptions
 from argus.agent.tools.guard import check_field_path, check_filter
-from argus.agent.tools.regex_cost import regex_problem
 from argus.config.contract_shapes import NESTING_KEYS, THRESHOLD_KEYS, TOP, Within, nested, thresholds
-from argus.config.yaml_source import Lines, YamlError, line_for, nearest, problem_order, read_yaml, where
+from argus.config.declared_shapes import shape_rules
+from argus.config.odcs import odcs_rules
+from argus.config.rule_values import Problems, bson_types, rule_value, severity_of
+from argus.config.yaml_source import Lines, YamlError, nearest, problem_order, read_yaml, where
 
-__all__ = ["BSON_TYPES", "ContractError", "Problems", "contract_digest", "load_contract",
-           "parse_contract", "rule_value", "severity_of"]
+__all__ = ["ContractError", "contract_digest", "load_contract", "parse_contract"]
 
 
 class ContractError(YamlError):
     """A contract is invalid; ``problems`` holds one ``file:line key: message`` per problem."""
 
 
-# BSON type names as $type takes them; `number` is MongoDB's own alias for the four numeric types.
-BSON_TYPES = ("string", "int", "long", "double", "decimal", "number", "bool", "date", "objectId", "object", "array",
-              "null", "binData", "timestamp", "regex")
-_TYPE_ALIASES = {"integer": "int", "boolean": "bool", "float": "double", "str": "string", "datetime": "date",
-                 "objectid": "objectId", "oid": "objectId", "dict": "object", "list": "array"}
-_FORMAT_ALIASES = {"uri": "url", "date": "iso_date", "iso-date": "iso_date", "isodate": "iso_date",
-                   "e-mail": "email", "telephone": "phone"}
 _RULES: tuple[RuleKind, ...] = ("required", "unique", "type", "in", "min", "max", "format", "pattern", "max_length",
                                 "max_null_share", "references", "min_items", "max_items", "unique_items")
 _FIELD_KEYS = (*_RULES, *NESTING_KEYS, *THRESHOLD_KEYS, "severity", "where", "description")
 _LONG_KEYS = ("value", "values", "to", "severity", "where", "description", *THRESHOLD_KEYS)
-_TOP_KEYS = ("collection", "description", "fields", "documents", "freshness", "segments")
-_MAX_ITEMS = 1_000_000  # more elements than a 16 MB document holds
-_MAX_LENGTH = 65_534  # a regex repeat ({n}) is bounded by 65,535 in PCRE
-_NOW = re.compile(r"^\s*now\s*(?:([+-])\s*(.+?))?\s*$", re.IGNORECASE)
-
-
-class Problems:
-    """Collects every problem of one contract, each at its file and line."""
-
-    def __init__(self, file: Path | str, lines: Lines, base: tuple[Any, ...]) -> None:
-        self.file, self.lines, self.base = file, lines, base
-        self.items: list[str] = []
-
-    def add(self, loc: tuple[Any, ...], message: str, *, key: bool = False) -> None:
-        full = (*self.base, *loc)
-        self.items.append(f"{self.file}:{line_for(full, self.lines, key=key)} {where(full)}: {message}")
-
-    def line(self, loc: tuple[Any, ...]) -> int:
-        return line_for((*self.base, *loc), self.lines, key=True)
+_TOP_KEYS = ("collection", "description", "fields", "shapes", "documents", "freshness", "segments")
 
 
 def load_contract(path: str | Path, *, shown_as: str | None = None, collection: str | None = None) -> Contract:
@@ -136,8 +110,6 @@ def parse_contract(data: Any, *, file: Path | str, lines: Lines, source: str, ba
                          "DataContract")
         raise ContractError(problems.items)
     if data.get("kind") == "DataContract" or ("apiVersion" in data and "schema" in data):
-        from argus.config.odcs import odcs_rules  # only for ODCS files
-
         rules, notes, name = odcs_rules(data, problems=problems, collection=collection)
     else:
         rules, notes, name = _native(data, problems), [], data.get("collection")
@@ -199,6 +171,8 @@ def _native(data: Mapping[str, Any], problems: Problems) -> list[Rule]:
         fields = {}
     for path, spec in fields.items():
         rules.extend(_field(str(path), spec, problems))
+    if "shapes" in data:
+        rules.extend(shape_rules(data["shapes"], problems, field=_field, severity=severity_of))
     if "documents" in data:
         rules.extend(_documents(data["documents"], problems))
     if "freshness" in data:
@@ -226,7 +200,7 @@ def _field(path: str, spec: Any, problems: Problems, *, loc: tuple[Any, ...] | N
         if key in ("severity", "where", "description", *THRESHOLD_KEYS):
             continue
         if key in NESTING_KEYS:
-            rules.extend(nested(key, path, spec, loc, problems, within, field=_field, types=_types,
+            rules.extend(nested(key, path, spec, loc, problems, within, field=_field, types=bson_types,
                                 line=problems.line((*loc, key))))
             continue
         if key not in _RULES:
@@ -287,167 +261,6 @@ def _rule(kind: RuleKind, path: str, raw: Any, loc: tuple[Any, ...], problems: P
         warn = fail = None
     return Rule(kind=kind, field=path, value=parsed, source="", line=line, severity=severity, where=scope,
                 warn=warn, fail=fail)
-
-
-def rule_value(kind: RuleKind, value: Any, loc: tuple[Any, ...], problems: Problems) -> Any:
-    """The rule's value checked and normalised, or None after recording the problem."""
-    if kind in ("required", "unique", "unique_items"):
-        if isinstance(value, bool):
-            return value
-        problems.add(loc, f"{kind} is true or false")
-    elif kind in ("min_items", "max_items"):
-        low = 1 if kind == "min_items" else 0
-        if isinstance(value, int) and not isinstance(value, bool) and low <= value <= _MAX_ITEMS:
-            return value
-        problems.add(loc, f"{kind} is a whole number of elements from {low} to {_MAX_ITEMS:,}"
-                          + (" (every array has at least 0)" if value == 0 else ""))
-    elif kind == "type":
-        return _types(value, loc, problems)
-    elif kind == "in":
-        if isinstance(value, list) and value:
-            try:
-                return [encode(decode(_plain(v))) for v in value]
-            except (ValueError, TypeError, QueryRefused):
-                problems.add(loc, "a value of the list is not valid Extended JSON")
-                return None
-        problems.add(loc, "in is a non-empty list of the allowed values, e.g. [pending, paid]")
-    elif kind in ("min", "max"):
-        return _bound(value, loc, problems)
-    elif kind == "format":
-        name = _FORMAT_ALIASES.get(str(value).lower(), str(value).lower()) if isinstance(value, str) else None
-        if name in CONTRACT_FORMATS:
-            return name
-        problems.add(loc, f"{value!r} is not a format Argus knows" + nearest(str(value), CONTRACT_FORMATS)
-                     + "; write a pattern for any other")
-    elif kind == "pattern":
-        if not isinstance(value, str) or not value:
-            problems.add(loc, "pattern is a regular expression, e.g. '^ORD-[0-9]+$'")
-            return None
-        problem = regex_problem(value)
-        if problem:
-            problems.add(loc, f"the pattern is refused: {problem}")
-            return None
-        return value
-    elif kind == "max_length":
-        if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= _MAX_LENGTH:
-            return value
-        problems.add(loc, f"max_length is a whole number of characters from 0 to {_MAX_LENGTH:,}")
-    elif kind == "max_null_share":
-        if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value <= 1:
-            return float(value)
-        problems.add(loc, "max_null_share is a share from 0 to 1 (0.05 for 5%)")
-    elif kind == "references":
-        return _reference(value, loc, problems)
-    return None
-
-
-def _plain(value: Any) -> Any:
-    """A YAML scalar as Extended JSON takes it: a bare YAML date is a UTC midnight."""
-    if isinstance(value, datetime):
-        return {"$date": (value if value.tzinfo else value.replace(tzinfo=UTC)).isoformat()}
-    if isinstance(value, date):
-        return {"$date": f"{value.isoformat()}T00:00:00Z"}
-    return value
-
-
-def _types(value: Any, loc: tuple[Any, ...], problems: Problems) -> list[str] | None:
-    names = value if isinstance(value, list) else [value]
-    out: list[str] = []
-    for name in names:
-        if not isinstance(name, str):
-            problems.add(loc, "type is a BSON type name or a list of them (string, int, double, number, date, ...)")
-            return None
-        canonical = next((t for t in BSON_TYPES if t.lower() == name.lower()), None) \
-            or _TYPE_ALIASES.get(name.lower())
-        if canonical is None:
-            problems.add(loc, f"{name!r} is not a BSON type" + nearest(name, BSON_TYPES))
-            return None
-        if canonical not in out:
-            out.append(canonical)
-    if not out:
-        problems.add(loc, "type needs at least one BSON type name")
-        return None
-    return out
-
-
-def _bound(value: Any, loc: tuple[Any, ...], problems: Problems) -> Bound | None:
-    if isinstance(value, bool):
-        pass
-    elif isinstance(value, int | float):
-        if math.isfinite(value):
-            return Bound(number=float(value))
-    elif isinstance(value, datetime):
-        return Bound(date=value if value.tzinfo else value.replace(tzinfo=UTC))
-    elif isinstance(value, date):
-        return Bound(date=datetime(value.year, value.month, value.day, tzinfo=UTC))
-    elif isinstance(value, str):
-        relative = _NOW.match(value)
-        if relative:
-            sign, amount = relative.groups()
-            if amount is None:
-                return Bound(from_now=timedelta(0))
-            try:
-                offset = parse_duration(amount)
-            except ValueError as exc:
-                problems.add(loc, str(exc))
-                return None
-            return Bound(from_now=offset if sign == "+" else -offset)
-        try:
-            parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            pass
-        else:
-            return Bound(date=parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC))
-    problems.add(loc, f"{value!r} is no bound: give a number, a date (2024-01-01) or a time from now "
-                      f"(now, now - 7d)")
-    return None
-
-
-def _reference(value: Any, loc: tuple[Any, ...], problems: Problems) -> Reference | None:
-    if isinstance(value, Mapping) and isinstance(value.get("collection"), str) and isinstance(value.get("field"), str):
-        collection, path = value["collection"], value["field"]
-        shown = collection
-    elif isinstance(value, str) and "." in value.strip(". "):
-        collection, _, path = value.partition(".")
-        shown = value
-    else:
-        problems.add(loc, "references is collection.field, e.g. customers.customer_id (or {collection: ..., "
-                          "field: ...} when the collection's name holds a dot)")
-        return None
-    if _elsewhere(collection, path):
-        problems.add(loc, f"{shown!r} names a system collection or another database: references stay within the "
-                          f"audited database (collection.field, e.g. customers.customer_id)")
-        return None
-    try:
-        check_field_path(path)
-    except QueryRefused:
-        problems.add(loc, f"{path!r} is not a field path of {collection!r}")
-        return None
-    if not collection or collection.startswith("system.") or "$" in collection:
-        problems.add(loc, f"{collection!r} is not a collection Argus may read")
-        return None
-    return Reference(collection, path)
-
-
-_DATABASES = ("admin", "local", "config")  # MongoDB's own databases: never a collection a contract means
-
-
-def _elsewhere(collection: str, path: str) -> bool:
-    """Whether a reference reaches past the audited database: a ``system.*`` collection anywhere in the
-    name (``admin.system.users`` reads as collection ``admin``, field ``system.users``) or a qualifier
-    naming one of MongoDB's own databases (``admin.users``, ``{collection: local.oplog.rs}``)."""
-    names = collection.split(".")
-    return "system" in names or path.startswith("system.") or names[0] in _DATABASES
-
-
-def severity_of(value: Any, loc: tuple[Any, ...], problems: Problems) -> Severity | None:
-    if value is None:
-        return None
-    try:
-        return Severity(str(value).lower())
-    except ValueError:
-        problems.add(loc, f"{value!r} is not a severity" + nearest(str(value), [s.value for s in Severity]))
-        return None
 
 
 def _where(value: Any, loc: tuple[Any, ...], problems: Problems) -> dict[str, Any] | None:

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from argus.agent.contracts.model import Rule, RuleKind
-from argus.config.contracts import BSON_TYPES, Problems, rule_value, severity_of
+from argus.config.rule_values import BSON_TYPES, Problems, rule_value, severity_of
 
 __all__ = ["odcs_rules"]
 

@@ -1,4 +1,10 @@
-"""A run compared with the earlier runs of the same collection (``PostgresStore`` picks them).
+"""A run compared with the earlier runs of the same collection (``compared_runs`` picks them).
+
+What a run is compared with: the findings of the earlier runs that did not fail, newest first,
+back to and including the last full audit that succeeded, which alone says what is gone. A
+partial run is a baseline for what it found; a pattern it did not find is taken from the runs
+before it. Shares are compared only between runs of the same kind (the same window of a scoped
+audit, or the whole collection); a pattern last seen in the other kind is tracked, not new.
 
 Patterns are matched by fingerprint. ``regressed``: severity went up, or the affected share grew
 by more than the growth factor since the previous run, or it grew since the previous run and
@@ -14,13 +20,44 @@ window, so absence proves nothing. A pattern gone because users labelled it a fa
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from uuid import UUID
 
 from argus.agent.history import DiffEntry, DiffStatus, PastFinding, RunDiff, fingerprint
 from argus.agent.report import AuditReport
 
-__all__ = ["diff_report"]
+__all__ = ["compared_runs", "diff_report", "tracked"]
+
+
+def compared_runs(earlier: Sequence[tuple[UUID, str, str | None]], kind: str | None) -> list[tuple[UUID, bool]]:
+    """Of the earlier runs (id, outcome, scope; newest first, none failed), those a run of ``kind``
+    is compared with, each with whether it is of the same kind."""
+    walked: list[tuple[UUID, bool]] = []
+    for run_id, outcome, scope in earlier:
+        walked.append((run_id, scope == kind))
+        if outcome == "succeeded" and scope is None:
+            break  # a full audit that completed: what it did not find is gone
+    return walked
+
+
+def tracked(walked: Sequence[tuple[UUID, bool]], found: Mapping[UUID, list[PastFinding]],
+            ) -> tuple[UUID | None, list[PastFinding] | None]:
+    """The latest run of the same kind, and every pattern still tracked from ``walked``
+    (``compared_runs``): each with its latest state from a run of the same kind where one exists,
+    else marked not comparable. (None, None) when there is no earlier run."""
+    if not walked:
+        return None, None
+    patterns: dict[str, PastFinding] = {}
+    for run_id, same_kind in walked:
+        for past in found[run_id]:
+            if past.dismissed:
+                continue
+            known = patterns.get(past.fingerprint)
+            if known is None or (same_kind and not known.comparable):
+                patterns[past.fingerprint] = past.model_copy(update={"comparable": same_kind})
+    previous = next((run_id for run_id, same_kind in walked if same_kind), None)
+    return previous, list(patterns.values())
+
 
 def diff_report(report: AuditReport, previous: list[PastFinding] | None, *, previous_run_id: UUID | None,
                 growth_factor: float = 1.5, newly_persistent: frozenset[str] = frozenset(),

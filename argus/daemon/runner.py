@@ -40,6 +40,7 @@ from argus.config.settings import Settings
 from argus.daemon.alerts.policy import AlertPolicy
 from argus.daemon.files.reader import LoadDeadline
 from argus.daemon.metrics import Metrics
+from argus.daemon.record import record_report
 from argus.daemon.sources import SourceCache
 from argus.daemon.spool import Spool, storable
 from argus.daemon.store import LOST_RUN, CollectionRef, PostgresStore, StoreError, StoreUnavailable, TriggerClaim
@@ -392,7 +393,7 @@ class ScheduleRunner:
 
     def _store_unspooled(self, report: AuditReport) -> None:
         try:
-            self._stored(self.store.save_report(storable(report), growth_factor=self.settings.growth_factor,
+            self._stored(record_report(self.store, storable(report), growth_factor=self.settings.growth_factor,
                                                 alerts=self.alerts, now=self.clock.now()))
         except Exception as exc:
             log.error("report_lost", run_id=str(report.run_id), outcome=report.outcome, error=type(exc).__name__)
@@ -427,7 +428,7 @@ class ScheduleRunner:
             if report is None:
                 continue
             try:
-                stored = self.store.save_report(report, growth_factor=self.settings.growth_factor,
+                stored = record_report(self.store, report, growth_factor=self.settings.growth_factor,
                                                 alerts=self.alerts, now=self.clock.now())
             except StoreUnavailable as exc:
                 self.metrics.store_errors.labels("save").inc()

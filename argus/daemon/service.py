@@ -26,6 +26,7 @@ from prometheus_client import CollectorRegistry
 
 from argus.agent.clock import Clock, SystemClock
 from argus.agent.evidence import written_evidence
+from argus.agent.llm.extra import require_llm_extra_for
 from argus.agent.privacy import has_masked
 from argus.agent.report import ARGUS_VERSION
 from argus.config.schedules import FileVersion, ScheduleError, ScheduleSet, file_version, load_schedules
@@ -35,6 +36,7 @@ from argus.daemon.alerts.sender import AlertSender
 from argus.daemon.findings_view import stored_finding
 from argus.daemon.healthcheck import LISTEN_FILE
 from argus.daemon.http import HttpServer
+from argus.daemon.incidents.chores import queue_due
 from argus.daemon.incidents.http import IncidentApi
 from argus.daemon.metrics import IncidentStats, Metrics
 from argus.daemon.runner import ScheduleRunner
@@ -104,6 +106,7 @@ class Daemon:
     def _start(self) -> None:
         assert self.http is not None
         schedules = load_schedules(self.schedules_path)
+        require_llm_extra_for({name: s.settings.planner for name, s in schedules.schedules.items()})
         self._file_version = self._stat(schedules, read=schedules.version)
         self.store = self._open_store()
         self.spool = Spool(self.settings.data_dir / "spool")
@@ -188,7 +191,7 @@ class Daemon:
 
     def queue_incident_notices(self) -> None:
         """Queue reminders and the notices of status changes; wake the sender when there are any."""
-        if IncidentBook(self.store).queue(self.clock.now(), self.runner.alerts):
+        if queue_due(self.store, self.clock.now(), self.runner.alerts):
             self.sender.wake.set()
 
     def _record_listen(self) -> None:

@@ -21,7 +21,7 @@ from pymongo.errors import ConfigurationError
 from argus.agent.engine import MemoryCollection
 from argus.agent.errors import DataLoadError, TargetUnavailable
 from argus.agent.tools.target import AuditTarget
-from argus.config.schedules import Connection
+from argus.config.schedule_models import Connection
 from argus.config.settings import check_mongodb_uri
 from argus.daemon.files import load_file
 from argus.daemon.files.reader import LoadDeadline

@@ -22,7 +22,8 @@ from apscheduler.triggers.combining import OrTrigger
 from apscheduler.triggers.cron import CronTrigger as ApsCron
 from apscheduler.triggers.interval import IntervalTrigger as ApsInterval
 
-from argus.config.schedules import CronTrigger, IntervalTrigger, parse_cron
+from argus.config.cron import parse_cron
+from argus.config.schedule_models import CronTrigger, IntervalTrigger
 
 __all__ = ["ORIGIN", "DstSafe", "GridInterval", "aps_trigger", "interval_of", "next_fire_times", "slot_of"]
 

@@ -4,15 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+import openai
+import pytest
 from pymongo.errors import ServerSelectionTimeoutError
 
 from argus.agent.clock import ManualClock
+from argus.agent.llm.client import OpenAIChat
+from argus.agent.llm.errors import LLMTimeout
+from argus.agent.llm.options import LLMOptions
+from argus.agent.llm.usage import LLMAccount
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.heuristic import HeuristicPlanner
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.state import AgentAction, AgentState
 from argus.agent.tools.target import AuditTarget
+from tests.doubles.planner import ScriptedPlanner
 
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]
 
@@ -179,3 +185,41 @@ def test_a_check_the_in_process_engine_refuses_in_a_batch_makes_the_run_partial_
     assert "1 planned check(s) went unanswered, so the run is partial and resolves no earlier finding: age (the " \
            "server refused $divide)" in report.notes
     assert [f.field for f in report.findings] == ["age"]
+
+
+def test_a_model_call_may_wait_for_the_budget_less_the_runs_wrap_up(make_target) -> None:  # type: ignore[no-untyped-def]
+    """A model that never answers is cut off early enough for the run to judge and report within its
+    budget: under load, wrapping up after a call cut at the very end took the report 1.07 s past it."""
+    account = LLMAccount()
+    seen: list[float | None] = []
+
+    def look(state: AgentState) -> AgentAction:
+        seen.append(account.time_left())
+        return SAMPLE
+
+    run_audit(make_target(DOCS), ScriptedPlanner([look]), clock=ManualClock(), llm=account,
+              options=AuditOptions(time_budget_s=30))
+    assert seen == [30 - 1.5]
+
+
+def test_a_model_call_cut_short_by_the_budget_ends_the_run_partial_however_the_planner_answers(
+        make_target) -> None:  # type: ignore[no-untyped-def]
+    """The wrap-up reserve leaves the run time after a model call the budget cut short; the planner then
+    concludes, but the audit did not finish: the run is partial (time_budget), exit 3, not 'succeeded'."""
+    account = LLMAccount()
+    clock = ManualClock()
+    chat = OpenAIChat(openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="unused", max_retries=0), model="m",
+                      options=LLMOptions(), account=account)
+
+    def late(state: AgentState) -> AgentAction:
+        clock.advance(29)  # 1 s of the budget left, less than the 1.5 s wrap-up reserve
+        return SAMPLE
+
+    def ask(state: AgentState) -> AgentAction:
+        with pytest.raises(LLMTimeout):
+            chat.complete([{"role": "user", "content": "next?"}])
+        return _act("conclude")
+
+    report = run_audit(make_target(DOCS), ScriptedPlanner([late, ask]), clock=clock, llm=account,
+                       options=AuditOptions(time_budget_s=30))
+    assert (report.outcome, report.termination_reason) == ("partial", "time_budget")

@@ -18,13 +18,13 @@ import pytest
 
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.report import AuditReport
 from argus.agent.state import AgentAction
 from argus.agent.tools.target import AuditTarget
 from argus.daemon.sources import load_jsonl, open_uri
 from tests.agent.tools.test_wire_server import ScriptedServer
 from tests.conftest import memory_collection
+from tests.doubles.planner import ScriptedPlanner
 
 BIG = 99999999999999999999999
 

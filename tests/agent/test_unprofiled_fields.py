@@ -8,8 +8,8 @@ from typing import Any
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.heuristic import HeuristicPlanner
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.state import AgentAction
+from tests.doubles.planner import ScriptedPlanner
 
 
 def test_paths_past_two_thousand_are_named_and_the_run_is_partial(make_target: Any) -> None:

@@ -105,3 +105,14 @@ def test_shapes_prints_precision_and_recall_of_each_measure() -> None:
     assert "(b) missing values, per shape: precision 1.00 recall 1.00 (tp 2, fp 0, fn 0)" in lines
     assert "(c) renames: precision 1.00 recall 1.00 (tp 1, fp 0, fn 0)" in lines
     assert any(line.startswith("throughput: per shape ") for line in lines)
+
+
+def test_neutral_counts_the_kinds_that_once_needed_a_name_in_a_total_of_their_own() -> None:
+    done = _run("bench/neutral.py", "--size", "400", "--all-kinds", "--kinds", "negative_amount", "--rates", "0.05")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    total = next(line for line in lines if line.startswith("name-free total"))
+    every = next(line for line in lines if line.startswith("every kind, * included"))
+    assert total.split()[2:4] == ["0/0", "0/0"]  # a sign rests on no name now, but the * total leaves it out
+    # negative fares and negative amounts due (two domains), found and counted exactly, named and neutral
+    assert every.split()[4:6] == ["2/2", "2/2"] and every.split()[7:9] == ["2/2", "2/2"]

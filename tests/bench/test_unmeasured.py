@@ -43,3 +43,12 @@ def test_filespeed_exits_one_when_the_audit_is_stopped_at_its_timeout() -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "A stopped after 0 s (--timeout)" in done.stdout
     assert "1 file(s) with a failed audit or nothing to compare" in done.stderr
+
+
+def test_prompts_audits_end_within_their_time_budget_and_a_cut_short_one_is_not_measured() -> None:
+    """prompts.py once audited mongomock, whose reads no deadline stops (a 100,000-document read ran
+    minutes): the audit's own time budget must bound each audit, and one cut short measured nothing."""
+    done = _run("bench/prompts.py", "--quick", "--time-budget", "0.001")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "partial" in done.stdout and "succeeded" not in done.stdout
+    assert "targets met: NO" in done.stdout

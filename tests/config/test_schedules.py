@@ -9,14 +9,9 @@ from pathlib import Path
 import pytest
 
 from argus.agent.errors import ArgusError
-from argus.config.schedules import (
-    CronTrigger,
-    IntervalTrigger,
-    ScheduleError,
-    load_schedules,
-    parse_cron,
-    parse_duration,
-)
+from argus.config.cron import parse_cron
+from argus.config.schedule_models import CronTrigger, IntervalTrigger
+from argus.config.schedules import ScheduleError, load_schedules, parse_duration
 
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = """\
@@ -256,7 +251,7 @@ def test_a_file_replaced_while_it_is_parsed_is_read_again_never_applied_stale(tm
 def test_an_unreadable_secret_file_is_named_by_its_key_never_by_its_path(tmp_path: Path) -> None:
     from argus.agent.llm.options import LLMOptions
     from argus.config.alerts import Channel
-    from argus.config.schedules import Connection
+    from argus.config.schedule_models import Connection
 
     hidden = tmp_path / "vault" / "mongodb-uri"
     messages = []

@@ -114,3 +114,11 @@ def test_every_file_option_names_every_format_it_reads(path: tuple[str, ...]) ->
     """The loader reads arrays, BSON and gzip for every command; "JSON lines" alone sent users elsewhere."""
     text = " ".join(_help(path).split())
     assert "JSON (lines or an array), mongodump BSON or its folder, gzipped or not" in re.sub(r"[│|] ?", "", text)
+
+
+def test_the_walk_of_the_help_sees_every_command() -> None:
+    """The tests above walk click's command tree; a typer that builds it from other classes (0.29.2, the
+    latest, vendors its own click as ``typer._click``) would leave them nothing
+    to check and pass (pyproject.toml says why typer and click are pinned)."""
+    paths = {p for p, _ in COMMANDS}
+    assert {("audit",), ("diff",), ("daemon",), ("contract", "suggest"), ("contract", "validator")} <= paths

@@ -10,8 +10,8 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from argus.agent.llm.local_server import tool_reply
 from argus.daemon.cli import app
+from tests.doubles.model_server import tool_reply
 
 runner = CliRunner()
 DOCS = [{"order_no": f"O-{i}", "qty": 1 + i % 5} for i in range(300)]

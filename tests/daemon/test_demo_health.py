@@ -12,10 +12,10 @@ from prometheus_client import CollectorRegistry
 
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.state import AgentAction
 from argus.daemon.metrics import Metrics
 from argus.daemon.sources import load_jsonl
+from tests.doubles.planner import ScriptedPlanner
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -102,8 +102,8 @@ def test_ctrl_c_exits_130_with_no_report_through_audit_and_run(command: str, tmp
     import threading
     import time
 
-    from argus.agent.llm.local_server import LocalChatServer, Reply, hang_reply
     from tests.daemon.process import _CHECKOUT, ARGUS
+    from tests.doubles.model_server import LocalChatServer, Reply, hang_reply
 
     data = tmp_path / "orders.jsonl"
     data.write_text("\n".join(json_util.dumps({"n": i}) for i in range(50)))

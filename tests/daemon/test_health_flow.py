@@ -27,6 +27,7 @@ from argus.config.alerts import AlertsConfig
 from argus.daemon.alerts.policy import AlertPolicy
 from argus.daemon.alerts.sender import AlertSender
 from argus.daemon.metrics import Metrics
+from argus.daemon.record import record_report
 from argus.daemon.store import CollectionRef, PostgresStore
 from argus.daemon.store.outbox import AlertOutbox
 from tests.conftest import memory_collection
@@ -96,7 +97,7 @@ def test_thirty_days_raise_each_anomaly_once_and_nothing_on_ordinary_days(store:
         collection = memory_collection(orders, "orders", database="shop")
         report = run_audit(AuditTarget(collection, connection_name="main"), HeuristicPlanner(clock=clock),
                            options=AuditOptions(sample_size=400), clock=clock, historical_context=context)
-        by_day[day] = store.save_report(report.model_copy(update={"schedule": SCHEDULE}), alerts=policy, now=now)
+        by_day[day] = record_report(store, report.model_copy(update={"schedule": SCHEDULE}), alerts=policy, now=now)
         sender.deliver_due()
         if day == THIRD_OF_USUAL:  # the team knew: a planned migration paused the shop for two days
             volume = next(f for f in by_day[day].findings if f.category == Category.VOLUME_ANOMALY)

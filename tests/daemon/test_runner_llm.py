@@ -12,13 +12,13 @@ import psycopg
 from bson import json_util
 
 from argus.agent.clock import ManualClock
-from argus.agent.llm.local_server import error_reply, tool_reply
 from argus.config.schedules import load_schedules
 from argus.config.settings import Settings
 from argus.daemon.metrics import Metrics
 from argus.daemon.runner import ScheduleRunner
 from argus.daemon.spool import Spool
 from argus.daemon.store import PostgresStore
+from tests.doubles.model_server import error_reply, tool_reply
 
 USAGE = {"prompt_tokens": 3000, "completion_tokens": 100, "total_tokens": 3100}
 

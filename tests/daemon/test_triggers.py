@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from freezegun import freeze_time
 
-from argus.config.schedules import AuditSettings, CronTrigger, IntervalTrigger, ResolvedSchedule, ScheduleSet
+from argus.config.schedule_models import AuditSettings, CronTrigger, IntervalTrigger
+from argus.config.schedules import ResolvedSchedule, ScheduleSet
 from argus.daemon.metrics import Metrics
 from argus.daemon.scheduler import AuditScheduler
 from argus.daemon.triggers import aps_trigger, interval_of, next_fire_times, slot_of

@@ -43,7 +43,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from argus.config.schedules import ScheduleError, _File, load_schedules
+from argus.config.schedule_models import ScheduleFile
+from argus.config.schedules import ScheduleError, load_schedules
 from argus.config.settings import check_mongodb_uri
 from argus.daemon.alerts.models import Alert
 from argus.daemon.incidents.models import Incident, IncidentNotice
@@ -51,7 +52,7 @@ from argus.daemon.store.embedded import EmbeddedDatabase, start_embedded
 from tests.daemon.process import free_port
 from tests.docs.pages import ROOT, Block, blocks, reading_order, where
 
-_SCHEDULES_KEYS = set(_File.model_fields)  # the top-level keys of a schedules file
+_SCHEDULES_KEYS = set(ScheduleFile.model_fields)  # the top-level keys of a schedules file
 _SKIPS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"^(python3? -m venv|\. \S+/activate|source |pip install)"),
      "sets up the environment this test already runs in (and needs the network)"),

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.parser import text_string_to_metric_families
 from pydantic import BaseModel
 
-from argus.config.schedules import _File
+from argus.config.schedule_models import ScheduleFile
 from argus.config.settings import Settings
 from argus.daemon.cli import app
 from argus.daemon.exit_codes import ExitCode
@@ -51,7 +51,7 @@ def _rows(text: str) -> list[str]:
 def test_every_schedules_yaml_key_is_in_the_reference_with_a_description() -> None:
     text = _page("schedules-yaml.md")
     rows = _rows(text)
-    missing = [f"{m.__name__}.{key}" for m in _models(_File, set()) for key in m.model_fields
+    missing = [f"{m.__name__}.{key}" for m in _models(ScheduleFile, set()) for key in m.model_fields
                if not any(row.startswith(f"| `{key}` |") for row in rows)]
     assert not missing, f"keys missing from docs/reference/schedules-yaml.md: {missing}"
     assert "MISSING DESCRIPTION" not in text

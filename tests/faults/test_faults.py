@@ -15,10 +15,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from argus.agent.llm.local_server import tool_reply
 from argus.daemon.store.embedded import start_embedded
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import DaemonProcess
+from tests.doubles.model_server import tool_reply
 from tests.faults.scenarios import BAD_SCHEDULES, kill_postmaster, slow_collection, stored_runs, write_schedules
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from bson import json_util
 
-from argus.agent.llm.local_server import LocalChatServer, Reply, drip_reply, error_reply, hang_reply, raw_reply
+from tests.doubles.model_server import LocalChatServer, Reply, drip_reply, error_reply, hang_reply, raw_reply
 
 pytestmark = pytest.mark.slow
 

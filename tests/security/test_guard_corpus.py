@@ -297,7 +297,7 @@ def test_plain_pipelines_pass() -> None:
 def test_deep_queries_from_a_planner_are_refused_and_the_report_still_serializes(make_target: Any,
                                                                                  levels: int) -> None:
     from argus.agent.loop import run_audit
-    from argus.agent.planners.scripted import ScriptedPlanner
+    from tests.doubles.planner import ScriptedPlanner
 
     deep_and = _nest(levels, {"a": 1}, lambda v: {"$and": [v]})
     steps = [AgentAction(action="schema_sample", action_input={}, reasoning="sample"),

@@ -144,7 +144,7 @@ def test_invalid_extended_json_is_refused_at_its_line(tmp_path: Path, value: str
 
 def test_a_schedules_file_load_stops_at_the_runs_time_budget(tmp_path: Path) -> None:
     """The daemon's file connections load through the same reader, within the schedule's budget."""
-    from argus.config.schedules import Connection
+    from argus.config.schedule_models import Connection
     from argus.daemon.sources import SourceCache
 
     path = _gzip(tmp_path / "tiny.jsonl.gz", b"{}\n" * 100_000, 5)

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
+from argus.daemon.record import record_report
 from argus.daemon.store import PostgresStore
 from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.incidents.test_http import TOKEN, opened, serve  # noqa: F401 (fixtures)
@@ -91,7 +92,7 @@ def test_header_names_are_case_insensitive(port: int, opened: PostgresStore) -> 
 
 def test_forty_simultaneous_posts_each_get_their_own_answer(port: int, opened: PostgresStore) -> None:  # noqa: F811
     for n in range(3, 12):  # more incidents, so that requests on different ones overlap
-        opened.save_report(report([finding("f", "null_rate", "medium")], collection=f"c{n}"))
+        record_report(opened, report([finding("f", "null_rate", "medium")], collection=f"c{n}"))
     ids = [i.id for i in IncidentBook(opened).list()]
     actions = ["ack", "resolve", "expected", "false-positive"]
 

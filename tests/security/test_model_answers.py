@@ -13,8 +13,8 @@ import pytest
 from bson import json_util
 from typer.testing import CliRunner
 
-from argus.agent.llm.local_server import Reply, error_reply, text_reply, tool_reply
 from argus.daemon.cli import app
+from tests.doubles.model_server import Reply, error_reply, text_reply, tool_reply
 
 LONE = "\ud800"
 MISMATCH = {"qty": {"$type": "string"}}

@@ -19,9 +19,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from argus.agent.llm.local_server import LocalChatServer, error_reply
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import ARGUS, DaemonProcess, free_port
+from tests.doubles.model_server import LocalChatServer, error_reply
 
 pytestmark = [pytest.mark.slow]
 

@@ -24,10 +24,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from argus.agent.llm.local_server import LocalChatServer
-from argus.agent.llm.scripted import Explorer
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.process import ARGUS, DaemonProcess
+from tests.doubles.explorer import Explorer
+from tests.doubles.model_server import LocalChatServer
 from tests.security.people import PERSONAL, VOCABULARY, people, write_people
 
 pytestmark = [pytest.mark.slow]

@@ -19,6 +19,7 @@ unique          the ``duplicates`` statistic; evidence ``{f: {$in: [shared value
 references      the ``distinct`` statistic, then lookups; evidence ``{f: {$in: [missing values]}}``
 documents       the server's document count, or the count of ``where``
 freshness       ``{field: {$gte: now - max_age}}`` must match something
+shape           ``{by: {$exists: true, $ne: null, $nin: [declared shapes]}}`` (``shapes:``)
 =============== ======================================================================
 """
 
@@ -156,7 +157,7 @@ def _scoped(rule: Rule, condition: dict[str, Any], arrays: frozenset[str]) -> di
 
 # Rules that a document without the field cannot break: on a field no document holds they pass vacuously.
 _VACUOUS = ("type", "in", "min", "max", "format", "pattern", "max_length", "unique", "references", "min_items",
-            "max_items", "unique_items", "required_fields", "additional_fields")
+            "max_items", "unique_items", "required_fields", "additional_fields", "shape")
 
 
 def _check(rule: Rule, now: datetime, arrays: frozenset[str], scalar_arrays: set[str]) -> DeclaredCheck:
@@ -179,6 +180,8 @@ def _queries(rule: Rule, now: datetime, arrays: frozenset[str], scalar_arrays: s
             return {path: {"$elemMatch": operators}}
         return {path: operators}
 
+    if kind == "shape":
+        return DeclaredCheck(rule, violation={path: {"$exists": True, "$ne": None, "$nin": [decode(v) for v in value]}})
     if rule.nested and kind not in ("unique", "references"):
         at = value.at(now) if kind in ("min", "max") else None
         regex = CONTRACT_FORMATS[value] if kind == "format" else value if kind == "pattern" else None

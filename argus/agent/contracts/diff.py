@@ -57,7 +57,7 @@ def _key(rule: Rule) -> tuple[str, str, str]:
 def _value(rule: Rule) -> str:
     """A comparable text of the rule's value (an ``in`` list as a set: its order means nothing)."""
     value = rule.value
-    if rule.kind in ("in", "type") and isinstance(value, list | tuple):
+    if rule.kind in ("in", "type", "shape") and isinstance(value, list | tuple):
         return json.dumps(sorted(json.dumps(v, sort_keys=True, default=str) for v in value))
     return json.dumps(value, sort_keys=True, default=str)
 
@@ -129,7 +129,7 @@ def _severity(rule: Rule) -> str:
 
 def _order(kind: str, old: Any, new: Any) -> int:
     """1: the new value accepts less than the old; -1: more; 0: neither contains the other."""
-    if kind in ("in", "type"):
+    if kind in ("in", "type", "shape"):
         a = {json.dumps(v, sort_keys=True, default=str) for v in old}
         b = {json.dumps(v, sort_keys=True, default=str) for v in new}
         return 1 if b < a else -1 if a < b else 0

@@ -55,7 +55,7 @@ COLLECTION = "(collection)"  # the field of a collection rule's finding, as heal
 
 RuleKind = Literal["required", "unique", "type", "in", "min", "max", "format", "pattern", "max_length",
                    "max_null_share", "references", "documents", "freshness", "min_items", "max_items",
-                   "unique_items", "required_fields", "additional_fields"]
+                   "unique_items", "required_fields", "additional_fields", "shape"]
 SHAPE_KINDS = ("min_items", "max_items", "unique_items", "required_fields", "additional_fields")
 
 CATEGORY: dict[str, Category] = {
@@ -74,6 +74,7 @@ CATEGORY: dict[str, Category] = {
     "freshness": Category.FRESHNESS,
     # the shape of an array or an object: its length, its repeats, its keys
     **{kind: Category.SCHEMA_DRIFT for kind in SHAPE_KINDS},
+    "shape": Category.SCHEMA_DRIFT,  # a document of a shape the contract does not declare
 }
 
 
@@ -212,6 +213,9 @@ class Rule:
             text = self.kind if value else f"not {self.kind}"
         elif self.kind == "type":
             text = f"type {' or '.join(value)}"
+        elif self.kind == "shape":
+            text = f"one of the {len(value)} declared shapes by {self.field}" if not values else \
+                f"a declared shape: {self.field} in [{', '.join(str(v) for v in value)}]"
         elif self.kind == "in" and not values:
             text = f"in a list of {len(value)} values"
         elif self.kind == "pattern" and not values:
@@ -285,7 +289,7 @@ class RuleResult(BaseModel):
     field: str
     rule: str = Field(description="required, unique, type, in, min, max, format, pattern, max_length, "
                                   "max_null_share, references, documents, freshness, min_items, max_items, "
-                                  "unique_items, required_fields or additional_fields")
+                                  "unique_items, required_fields, additional_fields or shape")
     expect: str = Field(description="what the rule expects, in the contract's words")
     category: Category
     severity: Severity | None = Field(None, description="as declared; None: by category and share")

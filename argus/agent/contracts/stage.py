@@ -23,7 +23,7 @@ from typing import Any
 from argus.agent.contracts.compile import Declared, stat_key
 from argus.agent.contracts.model import COLLECTION, Rule
 from argus.agent.contracts.results import Verdict, group_evidence, grouped, lookup_key, verdicts
-from argus.agent.ejson import encode, filter_key
+from argus.agent.ejson import canonical_key, encode, filter_key
 from argus.agent.findings import Category, Severity
 from argus.agent.planners.base import Planner
 from argus.agent.severity import severity_for
@@ -240,7 +240,9 @@ class DeclaredFirst:
             examples: list[Any] = []
             for doc in self._examples.get(key, []):
                 examples.extend(values_at(doc, path))
-            if category == Category.SCHEMA_DRIFT.value:
+            if all(r.kind == "shape" for r in rules):  # an undeclared shape: its discriminator's values, once
+                examples = list({canonical_key(e): e for e in examples}.values())
+            elif category == Category.SCHEMA_DRIFT.value:
                 examples = _shapes(examples, rules)
             elif all(r.element for r in rules):  # the elements breaking the rule, not whole arrays
                 examples = [e for value in examples for e in (value if isinstance(value, list) else [value])]

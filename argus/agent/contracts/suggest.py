@@ -23,6 +23,7 @@ from typing import Any
 from argus.agent.contracts.compile import compile_contract, stat_key
 from argus.agent.contracts.model import Bound, Contract, Rule
 from argus.agent.contracts.results import Recorded, verdicts
+from argus.agent.contracts.suggest_shapes import ShapesDraft, draft_shapes, rule_key, shapes_yaml
 from argus.agent.ejson import decode, encode, filter_key
 from argus.agent.options import PrivacyMode
 from argus.agent.planners.heuristic.names import hints_for
@@ -66,6 +67,7 @@ class Draft:
     rules: list[DraftRule] = field(default_factory=list)
     passes: int = 0
     containers: dict[str, str] = field(default_factory=dict)  # path -> "array" (of objects) or "object"
+    shapes: ShapesDraft | None = None  # the shapes drafted (argus.agent.contracts.suggest_shapes)
 
     def yaml(self, *, source: str, now: datetime) -> str:
         """The draft as a commented YAML contract (Argus's syntax)."""
@@ -73,21 +75,32 @@ class Draft:
                f"# {self.sampled:,} sampled). Every rule says what it was drawn from; a rule marked BROKEN TODAY",
                "# is broken by today's data: fix the data, or edit or drop the rule. Review, then commit it.",
                f"collection: {json.dumps(self.collection)}", "fields:"]
-        by_field: dict[str, list[DraftRule]] = {}
-        for d in self.rules:
-            if not d.rule.collection_rule:
-                by_field.setdefault(d.rule.field, []).append(d)
-        for path in self.containers:
-            by_field.setdefault(path, [])
-        for path in by_field:
-            if _container_of(path, self.containers) is None:
-                out.extend(self._nested_yaml(path, path, by_field, 1))
+        out.extend(self._fields_yaml([d for d in self.rules if not d.rule.collection_rule and d.rule.where is None
+                                      and d.rule.kind != "shape"], 1))
+        if self.shapes is not None:
+            out.extend(shapes_yaml(self.shapes, [d for d in self.rules if d.rule.where is not None
+                                                 or d.rule.kind == "shape"],
+                                   self._fields_yaml, lambda d: _comment(d, self.documents)))
         for d in self.rules:
             if d.rule.kind == "documents":
                 low, _ = d.rule.value
                 out.append(f"documents: {{min: {low}}}  # {_comment(d, self.documents)}")
         return "\n".join(out) + "\n"
 
+
+    def _fields_yaml(self, rules: list[DraftRule], depth: int) -> list[str]:
+        """``rules`` field by field, nested under the drafted arrays and objects around them."""
+        by_field: dict[str, list[DraftRule]] = {}
+        for d in rules:
+            by_field.setdefault(d.rule.field, []).append(d)
+        for path in self.containers:
+            if any(p.startswith(path + ".") for p in list(by_field)):
+                by_field.setdefault(path, [])
+        out: list[str] = []
+        for path in by_field:
+            if _container_of(path, self.containers) not in by_field:
+                out.extend(self._nested_yaml(path, path, by_field, depth))
+        return out
 
     def _nested_yaml(self, path: str, key: str, by_field: dict[str, list[DraftRule]], depth: int) -> list[str]:
         """``path``'s rules, its elements' rules (``items:``) and the fields inside it (``fields:``, or
@@ -182,6 +195,7 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
     for f in fields:
         rules.extend(_field_rules(f, sample, by_key, privacy, now, empty_by_meaning=f.path in links))
         rules.extend(_array_rules(f, fields, by_key, privacy))
+    rules, draft.shapes = draft_shapes(rules, sample.shapes, privacy, make=DraftRule, required_share=REQUIRED_SHARE)
     containers = _containers(fields)
     per_element = {d.rule.field for d in rules if d.rule.element and d.rule.kind == "in"}
     rules = [dataclasses.replace(d, rule=_enclosed(d.rule, containers)) for d in rules
@@ -197,11 +211,11 @@ def draft_contract(target: AuditTarget, *, now: datetime, sample_size: int = 100
     counts = {filter_key(c.filter): c.matched_count for c in (counted.counts if counted else []) if c.error is None}
     recorded = Recorded(counts=counts, statistics=by_key, lookups={}, collection_size=sample.collection_size)
     judged = verdicts(declared, recorded)
-    broken = {(v.rule.field, v.rule.kind, v.rule.element): (v.count or 0) for v in judged if v.result == "failed"}
-    unchecked = {(v.rule.field, v.rule.kind, v.rule.element): v.detail for v in judged if v.result == "unchecked"}
+    broken = {rule_key(v.rule): (v.count or 0) for v in judged if v.result == "failed"}
+    unchecked = {rule_key(v.rule): v.detail for v in judged if v.result == "unchecked"}
     for d in rules:  # declarations (required: false) have no verdict: nothing to break
-        d.broken = broken.get((d.rule.field, d.rule.kind, d.rule.element), 0)
-        d.unchecked = unchecked.get((d.rule.field, d.rule.kind, d.rule.element))
+        d.broken = broken.get(rule_key(d.rule), 0)
+        d.unchecked = unchecked.get(rule_key(d.rule))
         if d.rule.kind in ("pattern", "format") and not d.broken and d.unchecked is None and d.shape_share is not None \
                 and d.shape_share < 1:
             # Nothing breaks it, so every value matches: the share was of one narrower shape the rule widens.

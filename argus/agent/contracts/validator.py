@@ -102,7 +102,7 @@ def validator_for(contract: Contract, *, arrays: frozenset[str] = frozenset()) -
             node["__required__"] = True
         elif rule.kind == "type":
             node["__types__"] = list(rule.value)
-        elif rule.kind == "in":
+        elif rule.kind in ("in", "shape"):  # shape: the declared values of the discriminator
             node["__enum__"] = list(rule.value)
         elif rule.kind == "min":
             node["minimum"] = _number(rule.value.number)

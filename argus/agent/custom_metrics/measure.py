@@ -34,6 +34,7 @@ from argus.agent.findings import Finding
 from argus.agent.health.models import HealthOptions
 from argus.agent.options import PrivacyMode
 from argus.agent.privacy import identifier_like, mask_value
+from argus.agent.text import printable
 from argus.agent.tools.target import AuditTarget
 
 __all__ = ["MAX_GROUPS_READ", "MAX_SEGMENTS", "METRIC_READ", "MeasuredMetrics", "measure_metrics", "segment_key"]
@@ -161,5 +162,5 @@ def _shown(group: Any, privacy: PrivacyMode) -> str | None:
     if privacy == "shapes" and not (isinstance(group, str) and not identifier_like(group)) \
             and not isinstance(group, bool | None):
         return str(mask_value(encode(group), mode="shapes"))
-    text = group if isinstance(group, str) else canonical_key(group)
+    text = printable(group if isinstance(group, str) else canonical_key(group))
     return text if len(text) <= _GROUP_TEXT_MAX else text[:_GROUP_TEXT_MAX - 1] + "\N{HORIZONTAL ELLIPSIS}"

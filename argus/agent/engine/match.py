@@ -33,15 +33,15 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-import regex as regex_module
 from bson import Decimal128, Int64, Regex
 from bson.datetime_ms import DatetimeMS
 from bson.dbref import DBRef
-from pymongo.errors import OperationFailure
 
 from argus.agent.engine.deadline import Deadline
+from argus.agent.engine.errors import bad_value
+from argus.agent.engine.expressions import compile_expression
 from argus.agent.engine.fastpath import combine, fast_field
-from argus.agent.engine.pcre import translate
+from argus.agent.engine.regexes import compile_regex
 from argus.agent.engine.values import (
     MISSING,
     bson_type,
@@ -51,23 +51,17 @@ from argus.agent.engine.values import (
     number_value,
     rank,
     sort_key,
+    truthy,
     type_code,
 )
-from argus.agent.pcre import pcre2_problem
 
-__all__ = ["Predicate", "bad_value", "compile_filter", "compile_regex", "general_path", "path_values", "truthy"]
+__all__ = ["Predicate", "compile_filter", "general_path", "path_values"]
 
 Predicate = Callable[[Any], bool]
 _Test = Callable[[Any], bool]          # one value (an element, or a whole array)
 _Cands = Callable[[list[Any]], bool]   # the candidates a path yields
 
-_REGEX_FLAGS = {"i": regex_module.IGNORECASE, "m": regex_module.MULTILINE, "s": regex_module.DOTALL,
-                "x": regex_module.VERBOSE, "u": 0}
-_PY_FLAGS = ((re.IGNORECASE, regex_module.IGNORECASE), (re.MULTILINE, regex_module.MULTILINE),
-             (re.DOTALL, regex_module.DOTALL), (re.VERBOSE, regex_module.VERBOSE))
-_BAD_VALUE = 2
 _FAST_PATH: ContextVar[bool] = ContextVar("fast_path", default=True)
-_REGEX_MEMO = 65_536  # strings remembered per regex and read; the timeout costs ~10 µs a call, a lookup far less
 
 
 @contextmanager
@@ -79,20 +73,6 @@ def general_path() -> Iterator[None]:
         yield
     finally:
         _FAST_PATH.reset(token)
-
-
-def bad_value(message: str) -> OperationFailure:
-    return OperationFailure(message, _BAD_VALUE, {"ok": 0, "errmsg": message, "code": _BAD_VALUE,
-                                                  "codeName": "BadValue"})
-
-
-def truthy(value: Any) -> bool:
-    """MongoDB's truth in expressions: false, null, missing and zero are false; all else is true."""
-    if value is None or value is MISSING or value is False:
-        return False
-    if is_number(value):
-        return bool(number_value(value)) or is_nan(value)
-    return True
 
 
 # --- paths -----------------------------------------------------------------------------------------
@@ -251,60 +231,6 @@ def _compare_test(op: str, target: Any) -> _Test:
 
 
 # --- other operators -------------------------------------------------------------------------------
-
-def _python_flags(flags: int) -> int:
-    return sum(py_flag for py_flag, flag in _PY_FLAGS if flags & flag)
-
-
-def compile_regex(pattern: Any, options: Any, deadline: Deadline) -> Callable[[str], bool]:
-    """``search`` of a MongoDB regular expression on one string, bounded by the read's deadline."""
-    flags = 0
-    if isinstance(pattern, Regex | re.Pattern):
-        raw_flags = pattern.flags if isinstance(pattern.flags, int) else 0
-        for py_flag, flag in _PY_FLAGS:
-            if raw_flags & py_flag:
-                flags |= flag
-        if isinstance(pattern, Regex) and isinstance(pattern.flags, str):
-            options = f"{pattern.flags}{options or ''}"
-        pattern = pattern.pattern
-    if isinstance(pattern, bytes):
-        pattern = pattern.decode("utf-8", "replace")
-    if not isinstance(pattern, str):
-        raise bad_value("$regex has to be a string")
-    if not isinstance(options, str):
-        raise bad_value("$options has to be a string")
-    for letter in options:
-        if letter not in _REGEX_FLAGS:
-            raise bad_value(f"invalid flag in regex options: {letter}")
-        flags |= _REGEX_FLAGS[letter]
-    refused = pcre2_problem(pattern, _python_flags(flags))
-    if refused:  # the server compiles with PCRE2: what it refuses, the engine refuses as it does
-        raise OperationFailure(f"Regular expression is invalid: {refused}", 51091)
-    try:
-        compiled = regex_module.compile(translate(pattern), flags)
-    except (regex_module.error, ValueError, OverflowError) as exc:
-        raise OperationFailure(f"Regular expression is invalid: {exc}", 51091) from None
-    search = compiled.search
-    seen: dict[str, bool] = {}  # a field's values repeat (statuses, devices): each is matched once per read
-
-    def run(text: str) -> bool:
-        known = seen.get(text)
-        if known is not None:
-            return known
-        while True:
-            try:
-                found = search(text, timeout=deadline.regex_timeout_s()) is not None
-                break
-            except TimeoutError:
-                # The CPU seconds given were spent before the wall-clock limit (the read's share of a
-                # core was underestimated): search again in the time left; only the limit ends a read.
-                if deadline.passed():
-                    raise deadline.expired() from None
-        if len(seen) < _REGEX_MEMO:
-            seen[text] = found
-        return found
-    return run
-
 
 def _regex_cands(pattern: Any, options: Any, deadline: Deadline) -> _Cands:
     run = compile_regex(pattern, options, deadline)
@@ -617,8 +543,6 @@ def compile_filter(query: Any, deadline: Deadline | None = None) -> Predicate:
                 raise bad_value(f"{key} must be a nonempty array")
             tests.append(combine(key, [compile_filter(clause, deadline) for clause in value]))
         elif key == "$expr":
-            from argus.agent.engine.expressions import compile_expression
-
             tests.append(_truth_of(compile_expression(value, deadline)))
         elif key.startswith("$"):
             raise bad_value(f"unknown top level operator: {key}")

@@ -22,8 +22,9 @@ import bson
 from bson import Decimal128
 
 from argus.agent.engine.deadline import Deadline
+from argus.agent.engine.errors import bad_value
 from argus.agent.engine.expressions import Evaluate, compile_expression, field_getter
-from argus.agent.engine.match import bad_value, compile_filter
+from argus.agent.engine.match import compile_filter
 from argus.agent.engine.projection import Projection
 from argus.agent.engine.values import MISSING, group_key, is_number, number_value, sort_key
 

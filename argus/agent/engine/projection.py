@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from argus.agent.engine.deadline import Deadline
+from argus.agent.engine.errors import bad_value
 from argus.agent.engine.expressions import Evaluate, compile_expression
-from argus.agent.engine.match import bad_value, truthy
-from argus.agent.engine.values import MISSING, is_number
+from argus.agent.engine.values import MISSING, is_number, truthy
 
 __all__ = ["Projection"]
 

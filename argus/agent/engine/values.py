@@ -34,6 +34,7 @@ __all__ = [
     "number_value",
     "rank",
     "sort_key",
+    "truthy",
     "type_code",
 ]
 
@@ -89,6 +90,15 @@ def is_nan(value: Any) -> bool:
     if isinstance(value, Decimal):
         return value.is_nan()
     return False
+
+
+def truthy(value: Any) -> bool:
+    """MongoDB's truth in expressions: false, null, missing and zero are false; all else is true."""
+    if value is None or value is MISSING or value is False:
+        return False
+    if is_number(value):
+        return bool(number_value(value)) or is_nan(value)
+    return True
 
 
 def date_ms(value: datetime | DatetimeMS) -> int:

@@ -34,13 +34,14 @@ def collect_health(target: AuditTarget, schema: SchemaSampleResult, *, now: date
                    newest: tuple[datetime | None, str | None] | None = None) -> HealthSnapshot:
     """``newest``: what ``newest_document`` answered already in this run (else it is asked)."""
     newest_at, source = newest if newest is not None else newest_document(target, schema, options, now)
-    inserts, arrived = _inserts(target, source, previous) if newest_at is not None else (None, None)
+    since = _counted_until(previous, privacy)
+    inserts, arrived = _inserts(target, source, previous, since) if newest_at is not None else (None, None)
     if newest_at is not None and privacy == "strict":
         newest_at = newest_at.replace(second=0, microsecond=0)
     snapshot = HealthSnapshot(
         at=now, documents=schema.total_documents if schema.total_documents is not None else schema.collection_size,
         inserts=inserts,
-        inserts_since=previous.newest_at if inserts is not None and previous else None,
+        inserts_since=since if inserts is not None else None,
         newest_at=newest_at, freshness_s=max((now - newest_at).total_seconds(), 0.0) if newest_at else None,
         time_source=source, documents_sampled=schema.documents_sampled,
         fields=_fields(schema, options, privacy))
@@ -88,13 +89,25 @@ def _newest(target: AuditTarget, schema: SchemaSampleResult,
     return None, None
 
 
-def _inserts(target: AuditTarget, source: str | None,
-             previous: HealthSnapshot | None) -> tuple[int | None, Arrivals | None]:
-    """Documents newer than the previous run's newest, counted on an index (None when no index
-    tells), and with segments, the same documents per segment in the same read."""
-    if previous is None or previous.newest_at is None or previous.time_source != source:
+def _counted_until(previous: HealthSnapshot | None, privacy: PrivacyMode) -> datetime | None:
+    """The time the previous run counted arrivals up to: its newest document's. In strict privacy that
+    time was stored to the minute, so the whole minute counts as seen: a document written later in that
+    minute, after the previous run read, is missed (at most a minute of arrivals, once), where counting
+    from the minute's start would count the previous newest again on every run and call a quiet
+    collection's "1 arrived, usual 0" a volume anomaly."""
+    if previous is None or previous.newest_at is None:
+        return None
+    if privacy == "strict":
+        return previous.newest_at.replace(second=0, microsecond=0) + timedelta(minutes=1) - timedelta(microseconds=1)
+    return previous.newest_at
+
+
+def _inserts(target: AuditTarget, source: str | None, previous: HealthSnapshot | None,
+             since: datetime | None) -> tuple[int | None, Arrivals | None]:
+    """Documents newer than ``since`` (what the previous run counted up to), counted on an index (None when
+    no index tells), and with segments, the same documents per segment in the same read."""
+    if previous is None or since is None or previous.time_source != source:
         return None, None
-    since = previous.newest_at
     query: dict[str, Any]
     if source == "_id":
         # ObjectIds hold whole seconds: count from the next second, so the previous newest is not counted.

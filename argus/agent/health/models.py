@@ -67,7 +67,8 @@ class HealthSnapshot(BaseModel):
     documents: int = Field(description="the server's (estimated) document count")
     inserts: int | None = Field(None, description="documents inserted since the previous snapshot, where the "
                                                   "ObjectId time of _id or an indexed time field tells")
-    inserts_since: datetime | None = Field(None, description="the previous snapshot's newest document time")
+    inserts_since: datetime | None = Field(None, description="what the previous snapshot counted arrivals up to: its "
+                                                          "newest document time (in strict, the end of its minute)")
     newest_at: datetime | None = Field(None, description="time of the newest document (minute precision in strict)")
     freshness_s: float | None = Field(None, description="age of the newest document at ``at``")
     time_source: str | None = Field(None, description="where newest_at came from: '_id', an indexed field, or "

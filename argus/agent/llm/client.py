@@ -150,8 +150,10 @@ class OpenAIChat:
         while True:
             left = self.account.time_left()
             if left is not None and left <= 0:
+                self.account.deadline_reached = True
                 raise LLMTimeout("the run's time budget ran out before the model call")
             timeout = self.options.call_timeout_s if left is None else min(self.options.call_timeout_s, left)
+            bounded_by_run = left is not None and left < self.options.call_timeout_s
             started = time.perf_counter()
             try:
                 raw = _within(functools.partial(self.client.chat.completions.create, **request, timeout=timeout),
@@ -163,6 +165,8 @@ class OpenAIChat:
                 if isinstance(error, LLMTimeout):
                     # The server spent tokens on the prompt even if we never see the answer.
                     self.account.record_timeout(self.purpose, self.model, estimate)
+                    if bounded_by_run:  # the run's time is up (less its wrap-up): the run ends partial
+                        self.account.deadline_reached = True
                 wait = self._wait(error, attempt)
                 log.warning("llm_call_failed", purpose=self.purpose, model=self.model, status=error.status,
                             error=type(error).__name__, attempt=attempt + 1,

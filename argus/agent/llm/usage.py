@@ -100,6 +100,7 @@ class LLMAccount:
         self._lines: dict[tuple[str, str], UsageLine] = {}
         self.summary = LLMSummary()
         self._time_left: Callable[[], float] | None = None
+        self.deadline_reached = False  # a call went unanswered because the run's budget bounded its wait
 
     def bind_deadline(self, time_left: Callable[[], float]) -> None:
         """The run's clock: seconds left of its wall-clock budget, which bounds every model call."""

@@ -20,6 +20,7 @@ from argus.agent.errors import ArgusError
 from argus.agent.gates import GateSet
 from argus.agent.gates.finding import finding_gate
 from argus.agent.gates.run import run_gate
+from argus.agent.llm.extra import require_llm_extra
 from argus.agent.llm.options import LLMOptions, PlannerKind
 from argus.agent.llm.usage import LLMAccount, Purpose
 from argus.agent.planners.base import Planner
@@ -45,6 +46,7 @@ def make_planner(kind: PlannerKind, *, llm: LLMOptions | None = None, clock: Clo
     clock = clock or SystemClock()
     if kind == "heuristic":
         return PlannerSetup(ReplayFirst(DeclaredFirst(HeuristicPlanner(clock=clock), fold=True)))
+    require_llm_extra(kind)
     if llm is None:
         raise ArgusError(f"planner {kind!r} needs LLM settings (at least a model)")
     # Imported here: the openai package takes a second or more to import, which every heuristic run

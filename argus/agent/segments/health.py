@@ -143,7 +143,9 @@ def changes(history: Sequence[HealthSnapshot], today: HealthSnapshot) -> list[Ch
     seen = {s.segment for h in past for s in h.segments}
     out: list[Change] = []
     for seg in today.segments:
-        if seg.segment not in seen and (seg.inserts or seg.documents):
+        # Appeared means arrivals: a first run's rebuilt history lists a segment from its first
+        # arrival in the window on, so one whose documents are all older was never in it.
+        if seg.segment not in seen and (seg.inserts or (seg.inserts is None and seg.documents)):
             out.append(Change(seg.segment, "appeared", seg.documents or seg.inserts or 0, 0))
     last = {s.segment: s for s in past[-1].segments}
     now = {s.segment: s for s in today.segments}

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from argus.agent.ejson import encode
 from argus.agent.segments.models import OTHER, SegmentCount, SegmentNulls, SegmentOptions, SegmentTotals
+from argus.agent.text import printable
 
 if TYPE_CHECKING:
     from argus.agent.contracts.model import Contract
@@ -49,6 +50,7 @@ def _value_text(value: Any, privacy: PrivacyMode) -> str:
     text = value if isinstance(value, str) else json.dumps(encode(value), sort_keys=True, separators=(",", ":"))
     if privacy == "strict":
         return "#" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    text = printable(text)  # the name a run stores is the name the next run computes (a NUL was not)
     return text if len(text) <= _VALUE_CHARS else text[:_VALUE_CHARS - 1] + "…"
 
 

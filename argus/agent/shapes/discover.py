@@ -34,6 +34,9 @@ MIX_SHARE = 0.05          # a form is part of a mix when it is at least this sha
 RENAME_OVERLAP = 0.02     # two names hardly ever in the same document
 RENAME_COVER = 0.9        # ... and between them in nearly every document holding their parent
 RENAME_SEPARATION = 0.9   # ... the old name before a time, the new one after, for this share of them
+MAX_RENAME_SIBLINGS = 300  # an object with more optional keys than this is a map keyed by data: no renames in it
+MAX_RENAME_PAIRS = 100_000  # pairs of names compared in one sample, whatever its keys ...
+MAX_RENAME_CHECKS = 200    # ... and of those nearly disjoint, read value by value
 MAX_FORM_DEPTH = 4
 MAX_ELEMENTS = 50
 
@@ -125,13 +128,18 @@ def _walk(doc: dict[str, Any], prefix: str, out: _Doc, in_array: bool, depth: in
                     _walk(item, path + ".", out, True, depth + 1)
 
 
-def _read(documents: Iterable[dict[str, Any]]) -> list[_Doc]:
+def _read(documents: Iterable[dict[str, Any]], time_field: str | None = None) -> list[_Doc]:
+    """``time_field``: a date field saying when each document was written (a scoped audit's), read
+    before ``_id``'s ObjectId time."""
     docs = []
     for document in documents:
         d = _Doc(document)
         _walk(document, "", d, False, 0)
+        written = next(iter(_values(document, time_field.split("."))), None) if time_field else None
         oid = document.get("_id")
-        if isinstance(oid, ObjectId):
+        if isinstance(written, datetime):
+            d.time = written.astimezone(UTC) if written.tzinfo else written.replace(tzinfo=UTC)
+        elif isinstance(oid, ObjectId):
             d.time = oid.generation_time.astimezone(UTC)
         docs.append(d)
     return docs
@@ -299,16 +307,34 @@ def _renames(docs: list[_Doc], shaped: set[str], discriminator: str | None) -> l
     parents[""] = len(timed)
     found: list[Rename] = []
     # A name in (nearly) every document its parent holds was not renamed within the sample.
-    paths = sorted(p for p in held if p != "_id" and p != discriminator and p not in shaped
-                   and max(3, 0.02 * len(timed)) <= len(held[p]) <= (1 - RENAME_OVERLAP) * parents[_parent(p)])
-    for a in paths:
-        for b in paths:
-            if a >= b or _parent(a) != _parent(b) or a.startswith(b + ".") or b.startswith(a + ".") \
-                    or len(held[a]) + len(held[b]) < RENAME_COVER * parents[_parent(a)]:
-                continue
-            rename = _rename(timed, a, b, held, parents[_parent(a)])
-            if rename is not None:
-                found.append(rename)
+    siblings: dict[str, list[str]] = defaultdict(list)
+    for p in sorted(held):
+        if p != "_id" and p != discriminator and p not in shaped \
+                and max(3, 0.02 * len(timed)) <= len(held[p]) <= (1 - RENAME_OVERLAP) * parents[_parent(p)]:
+            siblings[_parent(p)].append(p)
+    masks = {p: sum(1 << i for i in held[p]) for names in siblings.values() if len(names) <= MAX_RENAME_SIBLINGS
+             for p in names}
+    pairs = checked = 0
+    for parent, paths in sorted(siblings.items()):
+        # An object with hundreds of optional keys is a map keyed by data (dates, ids), not fields
+        # that get renamed; and the pairs are quadratic: both caps keep a hostile sample bounded.
+        if len(paths) > MAX_RENAME_SIBLINGS:
+            continue
+        for j, a in enumerate(paths):
+            for b in paths[j + 1:]:
+                pairs += 1
+                if pairs > MAX_RENAME_PAIRS:
+                    break
+                if a.startswith(b + ".") or b.startswith(a + ".") \
+                        or len(held[a]) + len(held[b]) < RENAME_COVER * parents[parent] \
+                        or (masks[a] & masks[b]).bit_count() > RENAME_OVERLAP * (masks[a] | masks[b]).bit_count():
+                    continue
+                checked += 1
+                if checked > MAX_RENAME_CHECKS:
+                    break
+                rename = _rename(timed, a, b, held, parents[parent])
+                if rename is not None:
+                    found.append(rename)
     found.sort(key=lambda r: (-r.separation, r.old, r.new))
     used: set[str] = set()
     out = []
@@ -371,9 +397,10 @@ def _best_split(docs: list[_Doc], ordered: list[int], first: set[int]) -> tuple[
     return best
 
 
-def discover(documents: list[dict[str, Any]]) -> Shapes:
-    """The shapes of ``documents`` (a sample): never raises on odd documents, says ``one shape`` when unsure."""
-    docs = _read(documents)
+def discover(documents: list[dict[str, Any]], *, time_field: str | None = None) -> Shapes:
+    """The shapes of ``documents`` (a sample): never raises on odd documents, says ``one shape`` when unsure.
+    Documents are dated by ``time_field`` where they hold a date there, else by their ObjectId."""
+    docs = _read(documents, time_field)
     n = len(docs)
     if n < MIN_DOCUMENTS:
         return Shapes(sampled=n)

@@ -25,9 +25,9 @@ from bson.dbref import DBRef
 
 from argus.agent.clock import epoch_seconds
 from argus.agent.ejson import encode
-from argus.agent.engine.values import bson_type as engine_bson_type
 from argus.agent.tools.formats import MAX_EXAMINED_CHARS, is_placeholder, matching_formats, unit_of
 from argus.agent.tools.models import ArrayStats, DateStats, FieldStats, NumericStats, Spread, StringStats
+from argus.agent.tools.value_shape import SHAPE_CHARS, bson_type, exact_shape_of, shape_of
 
 __all__ = [
     "MAX_ARRAY_ELEMENTS",
@@ -51,62 +51,7 @@ CARDINALITY_CAP = 100
 SAMPLE_VALUES = 5
 TAIL = 25
 TOP_VALUES = 20
-_SHAPE_CHARS = 64
 
-
-
-def bson_type(value: Any) -> str:
-    """The MongoDB ``$type`` alias of a Python value as pymongo decodes it (the engine's own
-    judgement, which ``$type`` filters use), or ``unknown`` for a value BSON has no type for."""
-    try:
-        return engine_bson_type(value)
-    except TypeError:
-        return "unknown"
-
-
-def shape_of(text: str) -> str:
-    """A string's shape: letters become ``A``/``a``, digits ``9``, runs collapse to ``X+``.
-
-    ``"ORD-100234"`` → ``"A+-9+"``, ``"n/a"`` → ``"a/a"``, ``"Zoe.12@mail.org"`` → ``"Aa+.9+@a+.a+"``.
-    Non-ASCII letters become ``~`` and shapes are cut at 64 characters (``…`` marks the cut).
-    """
-    out: list[str] = []
-    prev = ""
-    run = 0
-    for ch in text[:_SHAPE_CHARS]:
-        cls = _class_of(ch)
-        if cls == prev and cls in "Aa9~ ":
-            run += 1
-            if run == 2:
-                out.append("+")
-            continue
-        out.append(cls)
-        prev, run = cls, 1
-    if len(text) > _SHAPE_CHARS:
-        out.append("…")
-    return "".join(out)
-
-
-def exact_shape_of(text: str) -> str:
-    """A string's shape with its run lengths: ``"02134"`` → ``"99999"``, ``"(555) 010-4477"`` →
-    ``"(999) 999-9999"``. Letters become ``A``/``a`` (``~`` outside ASCII), digits ``9``, spaces `` ``,
-    every other character stays itself; cut like ``shape_of``."""
-    cut = "…" if len(text) > _SHAPE_CHARS else ""
-    return "".join(_class_of(ch) for ch in text[:_SHAPE_CHARS]) + cut
-
-
-def _class_of(ch: str) -> str:
-    if "A" <= ch <= "Z":
-        return "A"
-    if "a" <= ch <= "z":
-        return "a"
-    if "0" <= ch <= "9":
-        return "9"
-    if ch.isalpha():
-        return "~"
-    if ch.isspace():
-        return " "
-    return ch
 
 
 def _as_float(value: Any) -> float | None:
@@ -395,7 +340,7 @@ def _value_space(counts: Counter[str]) -> float | None:
     longer than the shape limit."""
     by_length: dict[int, list[set[str]]] = {}
     for value in counts:
-        if len(value) > _SHAPE_CHARS:
+        if len(value) > SHAPE_CHARS:
             return None
         seen = by_length.setdefault(len(value), [set() for _ in value])
         for position, ch in enumerate(value):

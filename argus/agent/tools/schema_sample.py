@@ -36,5 +36,12 @@ def schema_sample(target: AuditTarget, params: SchemaSampleInput) -> SchemaSampl
         truncated_paths=found.truncated_paths,
         paths_dropped=found.paths_dropped,
         unprofiled=found.unprofiled,
-        shapes=discover(documents),
+        shapes=discover(documents, time_field=_time_field(target)),
     )
+
+
+def _time_field(target: AuditTarget) -> str | None:
+    """The date field of a scoped audit's window (``{field: {$gte: since}}``): when documents were written."""
+    scope = target.scope
+    field = next(iter(scope), None) if scope is not None and len(scope) == 1 else None
+    return None if field is None or field == "_id" else field

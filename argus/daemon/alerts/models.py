@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 from uuid import UUID
@@ -13,7 +14,7 @@ from argus.agent.findings import Category, Severity
 from argus.agent.segments.models import SegmentBreakdown
 from argus.daemon.incidents.models import IncidentNotice
 
-__all__ = ["NOTIFICATION", "Alert", "AlertKind", "Notification", "dedup_key"]
+__all__ = ["NOTIFICATION", "Alert", "AlertKind", "Notification", "RoutedAlert", "dedup_key"]
 
 AlertKind = Literal["new_finding", "new_persistent", "failed_runs"]
 
@@ -75,3 +76,11 @@ class Alert(BaseModel):
 # What the outbox holds and channels render: a per-finding or failing-schedule alert, or an incident notice.
 Notification = Annotated[Alert | IncidentNotice, Field(discriminator="kind")]
 NOTIFICATION: TypeAdapter[Alert | IncidentNotice] = TypeAdapter(Notification)
+
+
+@dataclass(frozen=True)
+class RoutedAlert:
+    """An alert and the channels the policy chose for it (what the outbox queues)."""
+
+    alert: Notification
+    channels: tuple[str, ...]

@@ -10,7 +10,6 @@ finding and new persistent pattern alerts on its own. Failing schedules alert ei
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from uuid import UUID
 
@@ -22,7 +21,7 @@ from argus.agent.report import AuditReport
 from argus.agent.window import affected_words
 from argus.config.alerts import AlertsConfig
 from argus.config.schedules import ScheduleSet
-from argus.daemon.alerts.models import Alert, AlertKind, Notification, dedup_key
+from argus.daemon.alerts.models import Alert, AlertKind, RoutedAlert, dedup_key
 from argus.daemon.incidents.models import Incident, IncidentEvent, NoticeKind
 from argus.daemon.incidents.notices import build_notice
 from argus.daemon.incidents.tracker import Change
@@ -30,12 +29,6 @@ from argus.daemon.incidents.tracker import Change
 __all__ = ["AlertPolicy", "RoutedAlert"]
 
 _ERROR_MAX = 300
-
-
-@dataclass(frozen=True)
-class RoutedAlert:
-    alert: Notification
-    channels: tuple[str, ...]
 
 
 class AlertPolicy:

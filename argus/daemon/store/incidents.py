@@ -1,45 +1,38 @@
 """Incidents in the history database: loading the ones a run may touch, saving what the tracker
 changed, status changes by people, reminders, and what the CLI, the HTTP API and metrics read.
 
-``record_incidents`` runs inside the transaction that stores a run, under that collection's
-advisory lock, so a run and what it did to incidents are kept together or not at all, and two
-runs of one collection never interleave. It locks the incidents it may change; status changes lock
-their incident's row; the daemon's chores skip rows another transaction holds.
+``incidents_to_track`` and ``save_incident`` run inside the transaction that stores a run
+(``argus.daemon.record``), under that collection's advisory lock, so a run and what it did to
+incidents are kept together or not at all, and two runs of one collection never interleave. The
+incidents a run may change are locked; status changes lock their incident's row; the daemon's
+chores skip rows another transaction holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Any, Literal
 
 import psycopg
 import structlog
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
-from argus.agent.history import HistoricalContext, LabelSummary
-from argus.agent.report import AuditReport
-from argus.config.alerts import IncidentsConfig
-from argus.daemon.alerts.policy import AlertPolicy
 from argus.daemon.incidents.errors import StatusRefused
 from argus.daemon.incidents.models import (
     ACTIVE,
     Incident,
     IncidentEvent,
     IncidentFinding,
-    IncidentNotice,
     IncidentStatus,
 )
-from argus.daemon.incidents.tracker import Change, track
 from argus.daemon.metrics import INCIDENT_BUCKETS, IncidentStats
 from argus.daemon.store.errors import NotFound
-from argus.daemon.store.outbox import enqueue
+from argus.daemon.store.pool import Connects
 
-if TYPE_CHECKING:
-    from argus.daemon.store.postgres import PostgresStore
-
-__all__ = ["TRANSITIONS", "Action", "IncidentBook", "queue_pending", "record_incidents", "refreshed"]
+__all__ = ["TRANSITIONS", "Action", "IncidentBook", "incidents_to_track", "mark_queued", "pending_notices",
+           "refresh_due", "refreshed", "remind_due", "save_incident"]
 
 log = structlog.get_logger("argus.incidents")
 
@@ -64,52 +57,19 @@ _FINDING_COLUMNS = ("fingerprint, field, category, severity, state, affected_cou
 
 # --- inside the transaction that stores a run --------------------------------------------------------
 
-def record_incidents(conn: psycopg.Connection[Any], report: AuditReport, *, policy: AlertPolicy | None,
-                     growth_factor: float) -> list[Change]:
-    """Apply a run being stored to its collection's incidents (grouped as ``policy`` says, or by
-    default) and save the result; the events that carry a notice come back with their ids (the
-    caller queues them, in the same transaction). Notices of status changes still waiting for the
-    daemon are queued first, so that channels hear of a resolution before of its reopening."""
-    if report.outcome == "failed":
-        return []
-    config = policy.config.incidents if policy is not None else IncidentsConfig()
-    labels = policy.labels_of(report.schedule) if policy is not None else None
-    ref = (report.connection, report.database, report.collection)
-    if policy is not None:
-        queue_pending(conn, report.finished_at, policy, where=ref)
-    since = report.finished_at - config.reopen_within
-    # Locked: a status change made meanwhile waits for this run, or this run sees it (no lost update).
-    incidents = _load(conn, "connection = %s and database = %s and collection = %s and (status = any(%s) "
-                            "or (status = 'resolved' and resolved_at >= %s))", (*ref, list(ACTIVE), since), lock=True)
-    held = _labelled_away(conn, ref, growth_factor)
-    changes = track(report, incidents, config=config, growth_factor=growth_factor, held=held, labels=labels)
-    for change in changes:
-        _save(conn, change.incident)
-        for event in change.events:
-            event.id = _insert_event(conn, change.incident.id, event, queued=True)
-    opened = sum(1 for c in changes if c.notice == "incident_opened")
-    if changes:
-        log.info("incidents_tracked", run_id=str(report.run_id), touched=len(changes), opened=opened,
-                 notices=sum(1 for c in changes if c.notice))
-    return changes
+def incidents_to_track(conn: psycopg.Connection[Any], ref: tuple[str, str, str], since: datetime) -> list[Incident]:
+    """The collection's active incidents and those resolved at or after ``since``, locked: a status
+    change made meanwhile waits for the storing run, or the run sees it (no lost update)."""
+    return _load(conn, "connection = %s and database = %s and collection = %s and (status = any(%s) "
+                       "or (status = 'resolved' and resolved_at >= %s))", (*ref, list(ACTIVE), since), lock=True)
 
 
-def _labelled_away(conn: psycopg.Connection[Any], ref: tuple[str, str, str],
-                   growth_factor: float) -> Callable[[str, float], bool]:
-    """Patterns users labelled false positives (or expected anomalies), at the share they judged:
-    the same rule planners follow (``HistoricalContext.suppressed``)."""
-    labels: dict[str, LabelSummary] = {}
-    for fp, verdict, share in conn.execute(
-            """select fingerprint, verdict, affected_pct from labels where connection = %s and database = %s
-                   and collection = %s order by created_at, id""", ref):
-        summary = labels.setdefault(fp, LabelSummary())
-        if verdict == "tp":
-            summary.true_positives += 1
-        else:
-            summary.false_positives += 1
-            summary.labelled_share = max(summary.labelled_share or 0.0, share)
-    context = HistoricalContext(labels=labels, growth_factor=growth_factor)
-    return lambda fp, share: context.suppressed(fp, share) is not None
+def save_incident(conn: psycopg.Connection[Any], incident: Incident, events: Iterable[IncidentEvent]) -> None:
+    """Save what a run did to ``incident`` and its new events (their notices queued by the run
+    itself); the incident and the events get their ids."""
+    _save(conn, incident)
+    for event in events:
+        event.id = _insert_event(conn, incident.id, event, queued=True)
 
 
 # --- rows and models ---------------------------------------------------------------------------------
@@ -172,25 +132,26 @@ def _save(conn: psycopg.Connection[Any], incident: Incident) -> None:
              for f in incident.findings])
 
 
-def queue_pending(conn: psycopg.Connection[Any], now: datetime, policy: AlertPolicy | None, *,
-                  where: tuple[str, str, str] | None = None) -> int:
-    """Queue the notices of events recorded outside a run (status changes, reminders), oldest first,
-    of every incident or of one collection's; rows another transaction holds are left to it."""
+def pending_notices(conn: psycopg.Connection[Any], *, where: tuple[str, str, str] | None = None,
+                    ) -> tuple[list[int], list[tuple[IncidentEvent, Incident]]]:
+    """Events recorded outside a run (status changes, reminders) whose notices wait to be queued,
+    oldest first, of every incident or of one collection's, locked; rows another transaction holds
+    are left to it. Returns the events' ids (for ``mark_queued``) and each event with its incident."""
     scope = "" if where is None else ("and incident_id in (select id from incidents where connection = %s "
                                       "and database = %s and collection = %s)")
     rows = conn.execute(f"""select id, incident_id from incident_events where notice is not null
                                 and not notice_queued {scope} order by id limit 200 for update skip locked""",
                         where or ()).fetchall()
     if not rows:
-        return 0
+        return [], []
     incidents = {i.id: i for i in _load(conn, "id = any(%s)", ([r[1] for r in rows],), history=True)}
     pending = [(next(e for e in incidents[incident_id].history if e.id == event_id), incidents[incident_id])
                for event_id, incident_id in rows if incident_id in incidents]
-    routed = policy.incident_alerts(pending) if policy is not None else []
-    queued = enqueue(conn, routed, now)
-    conn.execute("update incident_events set notice_queued = true where id = any(%s)", ([r[0] for r in rows],))
-    refreshed(conn, {r.alert.incident.id for r in routed if isinstance(r.alert, IncidentNotice)}, now)
-    return queued
+    return [r[0] for r in rows], pending
+
+
+def mark_queued(conn: psycopg.Connection[Any], event_ids: list[int]) -> None:
+    conn.execute("update incident_events set notice_queued = true where id = any(%s)", (event_ids,))
 
 
 def refreshed(conn: psycopg.Connection[Any], incident_ids: Iterable[int], now: datetime) -> None:
@@ -214,12 +175,42 @@ def _insert_event(conn: psycopg.Connection[Any], incident_id: int, event: Incide
     return int(row[0])
 
 
+# --- the daemon's chores -----------------------------------------------------------------------------
+
+def remind_due(conn: psycopg.Connection[Any], now: datetime, after: timedelta) -> int:
+    """Record a reminder (an event whose notice waits) for each incident open, unacknowledged, for
+    ``after`` since it opened or was last reminded; rows a storing run holds are left for the next pass."""
+    due = conn.execute("""update incidents set reminders = reminders + 1, reminded_at = %s
+                          where id in (select id from incidents where status = 'open'
+                                           and coalesce(reminded_at, open_since) <= %s
+                                       order by id for update skip locked) returning id""",
+                       (now, now - after)).fetchall()
+    for (incident_id,) in due:
+        _insert_event(conn, incident_id, IncidentEvent(
+            at=now, kind="reminded", status="open", source="daemon", notice="incident_reminder"), queued=False)
+    return len(due)
+
+
+def refresh_due(conn: psycopg.Connection[Any], now: datetime, every: timedelta) -> list[tuple[Incident, int]]:
+    """Active incidents last sent ``every`` ago or earlier, each with its refresh's number, counted
+    as refreshed now; rows another transaction holds are skipped."""
+    due = conn.execute("""update incidents set refreshes = refreshes + 1, refreshed_at = %s
+                          where id in (select id from incidents where status = any(%s)
+                                           and coalesce(refreshed_at, opened_at) <= %s
+                                       order by id for update skip locked)
+                          returning id, refreshes""", (now, list(ACTIVE), now - every)).fetchall()
+    if not due:
+        return []
+    counts = dict(due)
+    return [(i, counts[i.id]) for i in _load(conn, "id = any(%s)", (list(counts),))]
+
+
 # --- what people and the daemon do -------------------------------------------------------------------
 
 class IncidentBook:
     """Incidents of one store, for the CLI, the HTTP API, the daemon's chores and metrics."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Connects) -> None:
         self._store = store
 
     def get(self, incident_id: int) -> Incident:
@@ -284,42 +275,6 @@ class IncidentBook:
             changed = _load(conn, "id = %s", (incident_id,), history=True)[0]
         log.info("incident_status_changed", incident=incident.id, status=action, source=source)
         return changed
-
-    def queue(self, now: datetime, policy: AlertPolicy | None) -> int:
-        """Queue what is due at ``now``: reminders for incidents left open (unacknowledged) for
-        ``remind_after`` since they opened or were last reminded, the notices of status changes, and
-        refreshes that keep Alertmanager alerts of active incidents from lapsing. Each event is queued
-        once, in the transaction that marks it queued (replicas skip rows another one holds).
-        Returns how many outbox rows are pending from it."""
-        sends = policy is not None and policy.sends_incidents
-        config = policy.config.incidents if policy is not None else None
-        queued = 0
-        with self._store._conn() as conn, conn.transaction():
-            if sends and config is not None and config.remind_after is not None:
-                for (incident_id,) in conn.execute(  # rows a storing run holds are left for the next pass
-                        """update incidents set reminders = reminders + 1, reminded_at = %s
-                           where id in (select id from incidents where status = 'open'
-                                            and coalesce(reminded_at, open_since) <= %s
-                                        order by id for update skip locked) returning id""",
-                        (now, now - config.remind_after)).fetchall():
-                    _insert_event(conn, incident_id, IncidentEvent(
-                        at=now, kind="reminded", status="open", source="daemon", notice="incident_reminder"),
-                                  queued=False)
-            queued += queue_pending(conn, now, policy)
-            every = policy.refresh_every() if policy is not None else None
-            if every is not None:
-                due = conn.execute("""update incidents set refreshes = refreshes + 1, refreshed_at = %s
-                                      where id in (select id from incidents where status = any(%s)
-                                                       and coalesce(refreshed_at, opened_at) <= %s
-                                                   order by id for update skip locked)
-                                      returning id, refreshes""", (now, list(ACTIVE), now - every)).fetchall()
-                if due:
-                    counts = dict(due)
-                    refreshed = _load(conn, "id = any(%s)", (list(counts),))
-                    assert policy is not None
-                    queued += enqueue(conn, policy.incident_refreshes([(i, counts[i.id]) for i in refreshed],
-                                                                      now=now), now)
-        return queued
 
     def stats(self) -> IncidentStats:
         """What the metrics show: counts by status and severity, the oldest open incident per

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from uuid import UUID
 
 import psycopg
@@ -18,9 +18,7 @@ from pydantic import BaseModel
 from argus.agent.custom_metrics.models import MetricPoint, MetricVerdict, verdict_rank
 from argus.agent.report import AuditReport
 from argus.daemon.store.errors import NotFound
-
-if TYPE_CHECKING:  # the store writes values through insert_values: no import back at run time
-    from argus.daemon.store.postgres import PostgresStore
+from argus.daemon.store.pool import Connects
 
 __all__ = ["MetricBook", "MetricRow", "MetricSeries", "insert_values"]
 
@@ -72,7 +70,7 @@ class MetricSeries(BaseModel):
 class MetricBook:
     """The metric values of one store."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Connects) -> None:
         self._store = store
 
     def history(self, schedule: str, metrics: Sequence[str], *, window: int) -> dict[str, list[MetricPoint]]:

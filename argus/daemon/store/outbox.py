@@ -12,18 +12,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import psycopg
 import structlog
 from psycopg.types.json import Jsonb
 
-from argus.daemon.alerts.models import NOTIFICATION, Alert, Notification
-from argus.daemon.alerts.policy import RoutedAlert
+from argus.daemon.alerts.models import NOTIFICATION, Alert, Notification, RoutedAlert
 from argus.daemon.store.errors import NotFound
-
-if TYPE_CHECKING:
-    from argus.daemon.store.postgres import PostgresStore
+from argus.daemon.store.pool import Connects
 
 __all__ = ["AlertOutbox", "Mute", "OutboxRow", "enqueue"]
 
@@ -100,7 +97,7 @@ def enqueue(conn: psycopg.Connection[Any], routed: Iterable[RoutedAlert], now: d
 class AlertOutbox:
     """The outbox and mutes of one store."""
 
-    def __init__(self, store: PostgresStore) -> None:
+    def __init__(self, store: Connects) -> None:
         self._store = store
 
     # --- sending -------------------------------------------------------------------------------

@@ -1,176 +1,44 @@
-"""Run history in PostgreSQL (psycopg 3 with a connection pool).
-
-A report is stored whole or not at all: the run, its findings, dismissed findings, gate
-evaluations and pattern bookkeeping go in one transaction, which also computes the diff against
-the earlier runs under a per-collection advisory lock, so two processes storing runs of one
-collection cannot interleave.
-
-What a run is compared with (``_tracked``): the findings of the earlier runs that did not fail,
-newest first, back to and including the last full audit that succeeded, which alone says what is
-gone. A partial run is a baseline for what it found; a pattern it did not find is taken from the
-runs before it. Shares are compared only between runs of the same kind (the same window of a
-scoped audit, or the whole collection); a pattern last seen in the other kind is tracked, not new.
+"""Run history in PostgreSQL: the store's reads and writes outside storing a run (claims of
+schedule firings, labels, pruning, the historical context a planner gets, what the CLI and the
+HTTP API list). Storing a run is ``argus.daemon.record``'s: it reads and writes through
+``store.runs`` inside ``storing``, one transaction under the collection's advisory lock.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple
+from typing import Any
 from uuid import UUID
 
 import psycopg
 import structlog
-from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
-from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool, PoolTimeout
-from pydantic import BaseModel
 
-from argus.agent.findings import Category, Severity
 from argus.agent.health.models import HealthSnapshot
-from argus.agent.history import (
-    HistoricalContext,
-    LabelSummary,
-    PastFinding,
-    PastRun,
-    RunDiff,
-    build_context,
-    fingerprint,
-)
+from argus.agent.history import HistoricalContext, PastFinding, PastRun, build_context
 from argus.agent.report import AuditReport
 from argus.agent.shapes.models import Shapes
-from argus.daemon.alerts.policy import AlertPolicy
-from argus.daemon.diff import diff_report
-from argus.daemon.incidents.models import IncidentNotice
-from argus.daemon.incidents.tracker import Change
-from argus.daemon.store.errors import NotFound, StoreError, StoreUnavailable
-from argus.daemon.store.incidents import record_incidents, refreshed
-from argus.daemon.store.metric_values import insert_values
-from argus.daemon.store.migrations import migrate
-from argus.daemon.store.outbox import enqueue
-from argus.daemon.store.text import keep_text_storable
+from argus.daemon.store.errors import NotFound, StoreError
+from argus.daemon.store.pool import Connections, describe_dsn, lock_key
+from argus.daemon.store.rows import LOST_RUN, CollectionRef, Label, RunSummary, TriggerClaim
+from argus.daemon.store.runs import (
+    false_positives,
+    label_summaries,
+    load_report,
+    lock_collection,
+    past_findings,
+)
 
 __all__ = ["LOST_RUN", "CollectionRef", "Label", "PostgresStore", "RunSummary", "TriggerClaim", "describe_dsn"]
 
 log = structlog.get_logger("argus.store")
 
 
-class CollectionRef(NamedTuple):
-    connection: str
-    database: str
-    collection: str
-
-    def __str__(self) -> str:
-        return f"{self.connection}/{self.database}.{self.collection}"
-
-
-class RunSummary(BaseModel):
-    id: UUID
-    connection: str
-    database: str
-    collection: str
-    schedule: str | None
-    planner: str
-    model: str | None
-    started_at: datetime
-    duration_s: float
-    outcome: str
-    termination_reason: str
-    error: str | None
-    findings: int
-    new: int
-    resolved: int
-    queries_sent: int = 0
-    passes: int = 0
-    documents_examined: int = 0
-    throttled: int = 0
-    request_units: float | None = None
-
-
-class TriggerClaim(BaseModel):
-    """Who holds one firing of a schedule, and whether its run was stored or its lease ran out."""
-
-    schedule: str
-    slot: datetime
-    replica: str
-    run_id: UUID
-    claimed_at: datetime
-    stored: bool
-    expired: bool
-
-
-class Label(BaseModel):
-    id: int
-    fingerprint: str
-    run_id: UUID
-    finding_id: UUID
-    field: str
-    category: str
-    verdict: str
-    note: str | None
-    affected_pct: float
-    created_at: datetime
-
-
-LOST_RUN = "lost: "  # how the error of a run recorded for a replica that died begins
-
-
-def describe_dsn(dsn: str) -> str:
-    """``host:port/dbname`` of a DSN, for messages: never the password."""
-    try:
-        parts = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError:
-        return "an unparseable DSN"
-    host = str(parts.get("host") or "localhost")
-    where = "a local socket" if host.startswith("/") else f"{host}:{parts.get('port') or 5432}"
-    return f"{where}/{parts.get('dbname') or ''}"
-
-
-def _kind(report: AuditReport) -> str | None:
-    """Which runs a run is compared with: the same window (its key), or None for the whole collection."""
-    return report.window.key if report.window is not None else None
-
-
-def _lock_key(ref: CollectionRef) -> int:
-    digest = hashlib.sha256(str(ref).encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
-
-
-class PostgresStore:
+class PostgresStore(Connections):
     """Keeps reports, diffs, labels and patterns; builds the historical context."""
-
-    def __init__(self, dsn: str, *, pool_size: int = 4, connect_timeout_s: float = 5.0, wait: bool = True) -> None:
-        """Open a pool on ``dsn`` and migrate. With ``wait=False`` (a daemon starting while the
-        database is down) nothing blocks: connections and migrations happen on first use."""
-        self._where = describe_dsn(dsn)
-        self._migrated = False
-        self._migrate_lock = threading.Lock()
-        self._pool = ConnectionPool(dsn, min_size=1, max_size=max(pool_size, 1), open=False, timeout=connect_timeout_s,
-                                    kwargs={"connect_timeout": max(int(connect_timeout_s), 1)},
-                                    check=ConnectionPool.check_connection, configure=keep_text_storable,
-                                    name="argus-store")
-        if not wait:
-            self._pool.open(wait=False)
-            return
-        try:
-            self._pool.open(wait=True, timeout=connect_timeout_s)
-        except PoolTimeout as exc:
-            self._pool.close()
-            raise StoreUnavailable(f"cannot reach PostgreSQL at {self._where}") from exc
-        with self._conn():
-            pass
-
-    @property
-    def where(self) -> str:
-        return self._where
-
-    def close(self) -> None:
-        self._pool.close()
 
     def __enter__(self) -> PostgresStore:
         return self
@@ -179,34 +47,10 @@ class PostgresStore:
         self.close()
 
     @contextmanager
-    def _conn(self, timeout: float | None = None) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with self._pool.connection(timeout=timeout) as conn:
-                if not self._migrated:
-                    self._ensure_migrated(conn)
-                yield conn
-        except PoolTimeout as exc:
-            raise StoreUnavailable(f"cannot reach PostgreSQL at {self._where}") from exc
-        except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"lost PostgreSQL at {self._where}: {type(exc).__name__}") from exc
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL at {self._where} refused an operation: {type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0][:200]}") from exc
-
-    def _ensure_migrated(self, conn: psycopg.Connection[Any]) -> None:
-        with self._migrate_lock:
-            if self._migrated:
-                return
-            applied = migrate(conn)
-            self._migrated = True
-        if applied:
-            log.info("store_migrated", versions=applied, database=self._where)
-
-    @contextmanager
     def schedule_lock(self, schedule: str, *, timeout: float = 2.0) -> Iterator[bool]:
         """Hold a session advisory lock on ``schedule`` for the block; yields False when another
         process holds it. Raises ``StoreUnavailable`` when the database cannot be reached."""
-        key = _lock_key(CollectionRef("schedule", "", schedule))
+        key = lock_key(str(CollectionRef("schedule", "", schedule)))
         with self._conn(timeout=timeout) as conn:
             row = conn.execute("select pg_try_advisory_lock(%s)", (key,)).fetchone()
             got = bool(row and row[0])
@@ -303,144 +147,6 @@ class PostgresStore:
 
     # --- writing -------------------------------------------------------------------------------
 
-    def save_report(self, report: AuditReport, *, growth_factor: float = 1.5, alerts: AlertPolicy | None = None,
-                    now: datetime | None = None, baseline_runs: int = 10) -> AuditReport:
-        """Store ``report`` in one transaction and return it with its diff attached. With an alert
-        ``policy``, the alerts it asks for go into the outbox in the same transaction. A pattern's
-        growth is also measured against its smallest share in the last ``baseline_runs`` successful runs.
-        The run updates its collection's incidents in the same transaction (grouped as the policy's
-        ``alerts.incidents`` says, or by default)."""
-        ref = CollectionRef(report.connection, report.database, report.collection)
-        log.info("report_storing", run_id=str(report.run_id), collection=str(ref), findings=len(report.findings))
-        with self._conn() as conn, conn.transaction():
-            conn.execute("select pg_advisory_xact_lock(%s)", (_lock_key(ref),))
-            existing = conn.execute("select error from runs where id = %s", (report.run_id,)).fetchone()
-            if existing and (str(existing[0] or "").startswith(LOST_RUN) and not (report.error or "").startswith(
-                    LOST_RUN)):
-                # recorded as lost while its replica was cut off from the database: the real report wins
-                conn.execute("delete from runs where id = %s", (report.run_id,))
-                log.info("lost_run_found", run_id=str(report.run_id))
-            elif existing:
-                log.info("report_already_stored", run_id=str(report.run_id))
-                return self._load_report(conn, report.run_id)
-            kind = _kind(report)
-            previous_id, previous = self._tracked(conn, ref, report.started_at, kind)
-            newly = self._touch_patterns(conn, ref, report)
-            report = report.model_copy(update={"diff": diff_report(
-                report, previous, previous_run_id=previous_id, growth_factor=growth_factor,
-                newly_persistent=frozenset(newly), suppressed=self._false_positives(conn, ref),
-                baseline=self._smallest_shares(conn, ref, report.started_at, baseline_runs, kind))})
-            self._insert(conn, report)
-            incidents = record_incidents(conn, report, policy=alerts, growth_factor=growth_factor)
-            queued = self._queue_alerts(conn, report, alerts, now or report.finished_at, incidents) if alerts else 0
-        log.info("report_stored", run_id=str(report.run_id), collection=str(ref), outcome=report.outcome,
-                 alerts=queued)
-        return report
-
-    def _insert(self, conn: psycopg.Connection[Any], report: AuditReport) -> None:
-        usage = report.token_usage
-        db = report.database_cost
-        conn.execute(
-            """insert into runs (id, connection, database, collection, schedule, planner, model, started_at,
-                   finished_at, duration_s, outcome, termination_reason, error, iterations, documents_sampled,
-                   collection_size, input_tokens, output_tokens, cached_tokens, cost_usd, report, scheduled_for,
-                   replica, queries_sent, passes, documents_examined, throttled, request_units, scope)
-               values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-                       %s, %s, %s, %s, %s, %s)""",
-            (report.run_id, report.connection, report.database, report.collection, report.schedule, report.planner,
-             report.model, report.started_at, report.finished_at, report.duration_s, report.outcome,
-             report.termination_reason, report.error, report.iterations, report.documents_sampled,
-             report.collection_size, usage.input_tokens, usage.output_tokens, usage.cached_tokens, report.cost_usd,
-             Jsonb(report.model_dump(mode="json")), report.scheduled_for, report.replica,
-             db.queries_sent, db.passes, db.documents_examined, db.throttled, db.request_units, _kind(report)))
-        if report.window is None and report.outcome != "failed":
-            conn.execute(
-                """insert into full_audits (connection, database, collection, last_full_at, last_full_run)
-                   values (%s, %s, %s, %s, %s)
-                   on conflict (connection, database, collection) do update
-                       set last_full_at = excluded.last_full_at, last_full_run = excluded.last_full_run
-                       where full_audits.last_full_at < excluded.last_full_at""",
-                (report.connection, report.database, report.collection, report.started_at, report.run_id))
-        if report.health is not None:
-            h = report.health
-            conn.execute(
-                """insert into run_health (run_id, connection, database, collection, at, documents, inserts,
-                       freshness_s, snapshot) values (%s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-                (report.run_id, report.connection, report.database, report.collection, h.at, h.documents,
-                 h.inserts, h.freshness_s, Jsonb(h.model_dump(mode="json"))))
-        insert_values(conn, report)
-        status = {e.finding_id: e for e in (report.diff.entries if report.diff else []) if e.finding_id}
-        with conn.cursor() as cur:
-            cur.executemany(
-                """insert into findings (run_id, id, fingerprint, field, category, severity, description, hypothesis,
-                       evidence_query, affected_count, affected_pct, sample_values, confirmed, diff_status,
-                       new_persistent)
-                   values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-                [(report.run_id, f.id, self._fp(report, f.field, f.category), f.field, f.category.value,
-                  f.severity.value, f.description, f.hypothesis, Jsonb(f.evidence_query), f.affected_count,
-                  f.affected_pct, Jsonb(f.sample_values), f.confirmed,
-                  status[f.id].status if f.id in status else None,
-                  bool(status[f.id].new_persistent) if f.id in status else False) for f in report.findings])
-            cur.executemany(
-                """insert into dismissed_findings (run_id, seq, fingerprint, field, category, severity, affected_count,
-                       affected_pct, evidence_query, critique, finding)
-                   values (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)""",
-                [(report.run_id, i, self._fp(report, d.finding.field, d.finding.category), d.finding.field,
-                  d.finding.category.value, d.finding.severity.value, d.finding.affected_count, d.finding.affected_pct,
-                  Jsonb(d.finding.evidence_query), d.critique, Jsonb(d.finding.model_dump(mode="json")))
-                 for i, d in enumerate(report.dismissed_findings)])
-            cur.executemany(
-                """insert into gate_evaluations (run_id, seq, gate, iteration, evaluator, verdict, rules)
-                   values (%s, %s, %s, %s, %s, %s, %s)""",
-                [(report.run_id, i, e.gate, e.iteration, e.evaluator, e.verdict,
-                  Jsonb([r.model_dump() for r in e.rules])) for i, e in enumerate(report.evaluations)])
-
-    @staticmethod
-    def _queue_alerts(conn: psycopg.Connection[Any], report: AuditReport, policy: AlertPolicy, now: datetime,
-                      incidents: list[Change]) -> int:
-        streak = 0
-        if report.outcome == "failed" and report.schedule and policy.failed_runs:
-            outcomes = conn.execute("select outcome from runs where schedule = %s order by started_at desc limit %s",
-                                    (report.schedule, policy.failed_runs + 1)).fetchall()
-            for (outcome,) in outcomes:
-                if outcome != "failed":
-                    break
-                streak += 1
-        routed = policy.alerts_for(report, failure_streak=streak, incidents=incidents)
-        refreshed(conn, [r.alert.incident.id for r in routed if isinstance(r.alert, IncidentNotice)], now)
-        return enqueue(conn, routed, now)
-
-    @staticmethod
-    def _fp(report: AuditReport, field: str, category: Category) -> str:
-        return fingerprint(report.connection, report.database, report.collection, field, category)
-
-    def _touch_patterns(self, conn: psycopg.Connection[Any], ref: CollectionRef, report: AuditReport) -> list[str]:
-        """Count this run for every pattern it saw; return those that became persistent now."""
-        seen = {(f.field, f.category) for f in report.findings}
-        seen |= {(d.finding.field, d.finding.category) for d in report.dismissed_findings}
-        rows = [(fingerprint(*ref, field, category), *ref, field, category.value, report.run_id, report.started_at,
-                 report.run_id, report.started_at) for field, category in sorted(seen)]
-        newly: list[str] = []
-        if not rows:
-            return newly
-        with conn.cursor() as cur:
-            cur.executemany(
-                """insert into patterns (fingerprint, connection, database, collection, field, category, runs_seen,
-                       first_seen_run, first_seen_at, last_seen_run, last_seen_at)
-                   values (%s, %s, %s, %s, %s, %s, 1, %s, %s, %s, %s)
-                   on conflict (fingerprint) do update set runs_seen = patterns.runs_seen + 1,
-                       last_seen_run = excluded.last_seen_run, last_seen_at = excluded.last_seen_at,
-                       persistent_since_run = coalesce(patterns.persistent_since_run, excluded.last_seen_run),
-                       persistent_since_at = coalesce(patterns.persistent_since_at, excluded.last_seen_at)
-                   returning fingerprint, persistent_since_run""", rows, returning=True)
-            while True:
-                row = cur.fetchone()
-                if row is not None and row[1] == report.run_id:
-                    newly.append(row[0])
-                if not cur.nextset():
-                    break
-        return newly
-
     def add_label(self, run_id: UUID, finding_id: UUID, verdict: str, note: str | None = None) -> Label:
         """Record a user's verdict (``tp``, ``fp``, or ``expected`` for a planned anomaly) on a finding
         of a stored run."""
@@ -484,79 +190,12 @@ class PostgresStore:
 
     # --- reading -------------------------------------------------------------------------------
 
-    def _tracked(self, conn: psycopg.Connection[Any], ref: CollectionRef, before: datetime, kind: str | None,
-                 limit: int = 200) -> tuple[UUID | None, list[PastFinding] | None]:
-        """The latest earlier run of ``kind`` that did not fail, and every pattern still tracked before
-        ``before`` (see the module docstring): each with its latest state from a run of ``kind`` where
-        one exists since the last complete full audit, else marked not comparable."""
-        rows = conn.execute(
-            """select id, outcome, scope from runs where connection = %s and database = %s and collection = %s
-                   and outcome <> 'failed' and started_at < %s order by started_at desc limit %s""",
-            (*ref, before, limit)).fetchall()
-        walked: list[tuple[UUID, bool]] = []
-        for run_id, outcome, scope in rows:
-            walked.append((run_id, scope == kind))
-            if outcome == "succeeded" and scope is None:
-                break  # a full audit that completed: what it did not find is gone
-        if not walked:
-            return None, None
-        found = self._past_findings(conn, [run_id for run_id, _ in walked])
-        tracked: dict[str, PastFinding] = {}
-        for run_id, same_kind in walked:
-            for past in found[run_id]:
-                if past.dismissed:
-                    continue
-                known = tracked.get(past.fingerprint)
-                if known is None or (same_kind and not known.comparable):
-                    tracked[past.fingerprint] = past.model_copy(update={"comparable": same_kind})
-        previous = next((run_id for run_id, same_kind in walked if same_kind), None)
-        return previous, list(tracked.values())
-
-    @staticmethod
-    def _smallest_shares(conn: psycopg.Connection[Any], ref: CollectionRef, before: datetime,
-                         runs: int, kind: str | None = None) -> dict[str, float]:
-        """Fingerprint -> the smallest share committed in the last ``runs`` successful runs of ``kind``
-        before ``before``."""
-        return dict(conn.execute(
-            """select f.fingerprint, min(f.affected_pct) from findings f
-               where f.run_id in (select id from runs where connection = %s and database = %s and collection = %s
-                                      and outcome = 'succeeded' and started_at < %s
-                                      and scope is not distinct from %s
-                                  order by started_at desc limit %s)
-               group by f.fingerprint""", (*ref, before, kind, runs)).fetchall())
-
     def last_full_audit(self, ref: CollectionRef) -> datetime | None:
         """When the last audit of the whole collection that did not fail started (None: never)."""
         with self._conn(timeout=2.0) as conn:
             row = conn.execute("""select last_full_at from full_audits where connection = %s and database = %s
                                       and collection = %s""", tuple(ref)).fetchone()
         return row[0] if row else None
-
-    def _past_findings(self, conn: psycopg.Connection[Any], run_ids: list[UUID]) -> dict[UUID, list[PastFinding]]:
-        out: dict[UUID, list[PastFinding]] = {r: [] for r in run_ids}
-        for run_id, fp, field, category, severity, count, share, evidence in conn.execute(
-                """select run_id, fingerprint, field, category, severity, affected_count, affected_pct,
-                          evidence_query from findings where run_id = any(%s)""", (run_ids,)):
-            out[run_id].append(PastFinding(fingerprint=fp, field=field, category=Category(category),
-                                           severity=Severity(severity), affected_count=count, affected_pct=share,
-                                           evidence_query=evidence))
-        for run_id, fp, field, category, severity, count, share, evidence, critique in conn.execute(
-                """select run_id, fingerprint, field, category, severity, affected_count, affected_pct,
-                          evidence_query, critique from dismissed_findings where run_id = any(%s)
-                   order by run_id, seq""", (run_ids,)):
-            out[run_id].append(PastFinding(fingerprint=fp, field=field, category=Category(category),
-                                           severity=Severity(severity), affected_count=count, affected_pct=share,
-                                           evidence_query=evidence, dismissed=True, critique=critique))
-        return out
-
-    def _false_positives(self, conn: psycopg.Connection[Any], ref: CollectionRef) -> frozenset[str]:
-        """Patterns of ``ref`` that users judged false positives more often than true ones."""
-        rows = conn.execute(
-            """select fingerprint from labels where connection = %s and database = %s and collection = %s
-                   group by fingerprint
-                   having count(*) filter (where verdict = 'fp') > count(*) filter (where verdict = 'tp')""",
-            tuple(ref)).fetchall()
-        return frozenset(r[0] for r in rows)
 
     def history(self, ref: CollectionRef, *, runs: int = 10, drift_tolerance: float = 0.5,
                 growth_factor: float = 1.5, health_runs: int = 30) -> HistoricalContext:
@@ -569,18 +208,8 @@ class PostgresStore:
                    where r.connection = %s and r.database = %s and r.collection = %s and r.outcome <> 'failed'
                    order by r.started_at desc limit %s""",
                 (*ref, runs)).fetchall()
-            found = self._past_findings(conn, [r[0] for r in rows]) if rows else {}
-            labels: dict[str, LabelSummary] = {}
-            for fp, verdict, note, share in conn.execute(
-                    """select fingerprint, verdict, note, affected_pct from labels where connection = %s
-                           and database = %s and collection = %s order by created_at, id""", tuple(ref)):
-                summary = labels.setdefault(fp, LabelSummary())
-                if verdict == "tp":
-                    summary.true_positives += 1  # 'fp' and 'expected' (an anomaly users expected) both suppress
-                else:
-                    summary.false_positives += 1
-                    summary.labelled_share = max(summary.labelled_share or 0.0, share)
-                summary.last_note = note or summary.last_note
+            found = past_findings(conn, [r[0] for r in rows]) if rows else {}
+            labels = label_summaries(conn, ref)
             sized = conn.execute(
                 """select report->'database_cost'->'batch_checks' from runs
                    where connection = %s and database = %s and collection = %s
@@ -601,14 +230,7 @@ class PostgresStore:
 
     def get_report(self, run_id: UUID) -> AuditReport:
         with self._conn() as conn:
-            return self._load_report(conn, run_id)
-
-    @staticmethod
-    def _load_report(conn: psycopg.Connection[Any], run_id: UUID) -> AuditReport:
-        row = conn.execute("select report from runs where id = %s", (run_id,)).fetchone()
-        if row is None:
-            raise NotFound(f"no run {run_id} (see `argus runs`)")
-        return AuditReport.model_validate(row[0])
+            return load_report(conn, run_id)
 
     def find_run(self, prefix: str) -> UUID:
         """A run id from its full text or a unique prefix (as `argus runs` prints them)."""
@@ -654,15 +276,23 @@ class PostgresStore:
                 (*params, limit)).fetchall()
         return [RunSummary.model_validate(r) for r in rows]
 
-    def diff_runs(self, older: UUID, newer: UUID, *, growth_factor: float = 1.5) -> RunDiff:
-        """``newer`` compared with ``older`` (any two stored runs of one collection)."""
+    def runs_to_diff(self, older: UUID, newer: UUID) -> tuple[AuditReport, list[PastFinding], frozenset[str]]:
+        """``newer``'s report, ``older``'s findings and the patterns users labelled false positives,
+        for comparing two stored runs of one collection."""
         with self._conn() as conn:
-            a, b = self._load_report(conn, older), self._load_report(conn, newer)
+            a, b = load_report(conn, older), load_report(conn, newer)
             if (a.connection, a.database, a.collection) != (b.connection, b.database, b.collection):
                 raise StoreError(f"runs {older} and {newer} audit different collections")
-            previous = self._past_findings(conn, [older])[older]
-            suppressed = self._false_positives(conn, CollectionRef(b.connection, b.database, b.collection))
-        return diff_report(b, previous, previous_run_id=older, growth_factor=growth_factor, suppressed=suppressed)
+            previous = past_findings(conn, [older])[older]
+            suppressed = false_positives(conn, CollectionRef(b.connection, b.database, b.collection))
+        return b, previous, suppressed
+
+    @contextmanager
+    def storing(self, ref: CollectionRef) -> Iterator[psycopg.Connection[Any]]:
+        """One transaction holding ``ref``'s lock: a run of ``ref`` is read against, and written, in it."""
+        with self._conn() as conn, conn.transaction():
+            lock_collection(conn, ref)
+            yield conn
 
     def latest_runs(self, ref: CollectionRef, n: int = 2) -> list[UUID]:
         with self._conn() as conn:

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from argus.agent.contracts.model import Contract
-from argus.agent.llm.local_server import tool_reply
 from argus.agent.llm.options import LLMOptions
 from argus.agent.loop import run_audit
 from argus.agent.planners.factory import make_planner
 from argus.config.contracts import load_contract
+from tests.doubles.model_server import tool_reply
 
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]
 OUTLIERS = {"age": {"$gt": 130}}

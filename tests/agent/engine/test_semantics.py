@@ -198,7 +198,7 @@ def test_a_regex_given_too_few_cpu_seconds_is_searched_again_until_the_wall_cloc
     import time
 
     from argus.agent.engine.deadline import Deadline
-    from argus.agent.engine.match import compile_regex
+    from argus.agent.engine.regexes import compile_regex
 
     deadline = Deadline(5_000, clock=time.process_time, cpu_clock=time.process_time, load=lambda: 0.05)
     search = compile_regex("\\s+[xy]", "", deadline)

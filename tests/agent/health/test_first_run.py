@@ -18,13 +18,13 @@ from argus.agent.findings import Category
 from argus.agent.health.models import ExcludedSpan, HealthOptions
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.report import AuditReport
 from argus.agent.state import AgentAction
 from argus.agent.tools.target import AuditTarget
 from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse
 from tests.conftest import memory_collection
+from tests.doubles.planner import ScriptedPlanner
 
 NOW = datetime(2026, 3, 2, 9, 30, tzinfo=UTC)  # a Monday
 

@@ -11,11 +11,11 @@ import pytest
 from argus.agent.errors import ArgusError
 from argus.agent.llm.client import OpenAIChat, build_client
 from argus.agent.llm.errors import LLMBudgetExhausted, LLMRejected, LLMTimeout, LLMUnavailable
-from argus.agent.llm.local_server import LocalChatServer, drip_reply, error_reply, raw_reply, tool_reply
 from argus.agent.llm.options import LLMOptions
 from argus.agent.llm.tools import action_from
 from argus.agent.llm.usage import DEFAULT_PRICES, LLMAccount, ModelPrice, price_for
 from argus.agent.state import TokenUsage
+from tests.doubles.model_server import LocalChatServer, drip_reply, error_reply, raw_reply, tool_reply
 
 MESSAGES = [{"role": "system", "content": "You audit."}, {"role": "user", "content": "Next step?"}]
 CALL = tool_reply("run_query", {"filter": {"age": {"$gt": 130}}, "limit": 0, "reasoning": "impossible ages"})

@@ -21,10 +21,8 @@ from typing import Any
 import pytest
 from bson import json_util
 
-from argus.agent.llm.local_server import LocalChatServer
 from argus.agent.llm.options import LLMOptions
 from argus.agent.llm.prompts.system import system_prompt
-from argus.agent.llm.scripted import Explorer
 from argus.agent.llm.tools import tool_definitions
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
@@ -35,6 +33,8 @@ from argus.agent.state import AgentState
 from argus.agent.tools import schema_sample
 from argus.agent.tools.models import SchemaSampleInput
 from argus.daemon.sources import load_jsonl
+from tests.doubles.explorer import Explorer
+from tests.doubles.model_server import LocalChatServer
 
 ROOT = Path(__file__).resolve().parents[3]
 BENCH = ROOT.parent / "shared" / "bench"

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from argus.agent.llm.local_server import LocalChatServer
 from argus.agent.llm.options import LLMOptions
-from argus.agent.llm.scripted import Explorer
 from argus.agent.llm.tokens import estimate_messages, estimate_tokens
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.factory import make_planner
 from argus.agent.privacy import Masker
+from tests.doubles.explorer import Explorer
+from tests.doubles.model_server import LocalChatServer
 
 WIDE = [{**{f"attr_{k:03d}": (i * k) % 97 for k in range(120)},
          **{f"text_{k:02d}": f"value-{i}-{k}" for k in range(60)},
@@ -98,3 +98,26 @@ def test_token_estimates_are_deterministic_and_count_symbols() -> None:
     text = '{"age":{"$gt":130}}'
     assert estimate_tokens(text) == estimate_tokens(text) >= 10
     assert estimate_tokens("the quick brown fox") >= 4
+
+
+def _payments() -> list[dict[str, Any]]:
+    from tests.agent.shapes.collections import payments
+
+    return payments(400, missing_iban=6)
+
+
+def test_the_prompt_names_the_shapes_and_the_fields_to_judge_within_them(make_target: Any, chat_server: Any) -> None:
+    server = chat_server(Explorer(["iban"], steps=1))
+    [first, *_] = _prompts(make_target(_payments()), server, budget=4000)
+    assert max(estimate_messages(r.body["messages"], r.body.get("tools")) for r in server.requests) <= 4000
+    shapes = first.split("# Shapes\n", 1)[1].split("\n#", 1)[0]
+    assert shapes.startswith("3 shapes by `method`: card 60% (card, card.brand, card.last4), iban 37% (bic, iban), "
+                             "cash 3%.\nFields of some shapes only (judge their missing values within those shapes, "
+                             "with method in the filter): bic in iban; card in card;")
+
+
+def test_in_strict_mode_the_prompt_names_shapes_by_their_rank(make_target: Any, chat_server: Any) -> None:
+    [first, *_] = _prompts(make_target(_payments()), chat_server(Explorer(["iban"], steps=1)), budget=4000,
+                           privacy="strict")
+    assert "3 shapes by `method`: #1 60% (card, card.brand, card.last4), #2 37% (bic, iban), #3 3%." in first
+    assert "card 60%" not in first and "iban in #2" in first

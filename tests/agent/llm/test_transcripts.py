@@ -10,10 +10,10 @@ import pytest
 
 from argus.agent.llm.client import OpenAIChat, build_client
 from argus.agent.llm.errors import LLMError, LLMRejected, LLMUnavailable, LLMUnsupported
-from argus.agent.llm.local_server import LocalChatServer, read_transcript, recorded_reply
 from argus.agent.llm.options import LLMOptions
 from argus.agent.llm.tools import InvalidAnswer, action_from
 from argus.agent.llm.usage import LLMAccount
+from tests.doubles.model_server import LocalChatServer, read_transcript, recorded_reply
 
 TRANSCRIPT = Path(__file__).parent / "transcripts" / "llamacpp-qwen2.5-0.5b.jsonl.gz"
 EXCHANGES = read_transcript(TRANSCRIPT)

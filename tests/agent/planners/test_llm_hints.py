@@ -6,12 +6,12 @@ import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from argus.agent.llm.local_server import tool_reply
 from argus.agent.llm.options import LLMOptions
 from argus.agent.loop import run_audit
 from argus.agent.planners.factory import make_planner
 from argus.agent.report import AuditReport
 from argus.agent.tools.target import AuditTarget
+from tests.doubles.model_server import tool_reply
 
 START = datetime(2024, 6, 1, tzinfo=UTC)
 DOCS = [{"age": 20 + i % 50, "signup_date": START + timedelta(days=i)} for i in range(120)]

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from argus.agent.llm.local_server import Reply, raw_reply, text_reply, tool_reply
 from argus.agent.llm.options import LLMOptions
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
@@ -17,6 +16,7 @@ from argus.agent.planners.factory import make_planner
 from argus.agent.planners.heuristic import HeuristicPlanner
 from argus.agent.report import AuditReport
 from argus.agent.tools.target import AuditTarget
+from tests.doubles.model_server import Reply, raw_reply, text_reply, tool_reply
 
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]
 LEVELS = 5000

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from argus.agent.llm.local_server import Reply, read_transcript, recorded_reply, text_reply, tool_reply
 from argus.agent.llm.options import LLMOptions
 from argus.agent.loop import run_audit
 from argus.agent.planners.factory import make_planner
 from argus.agent.report import AuditReport
 from argus.agent.tools.target import AuditTarget
+from tests.doubles.model_server import Reply, read_transcript, recorded_reply, text_reply, tool_reply
 
 TRANSCRIPT = Path(__file__).parents[1] / "llm" / "transcripts" / "llamacpp-qwen2.5-0.5b.jsonl.gz"
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": "n/a"}]

@@ -11,9 +11,9 @@ from argus.agent.findings import Category, Severity
 from argus.agent.history import HistoricalContext, PastFinding, PastRun, build_context, fingerprint
 from argus.agent.loop import run_audit
 from argus.agent.planners.replay import ReplayFirst
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.state import AgentAction, AgentState
 from argus.agent.tools.target import AuditTarget
+from tests.doubles.planner import ScriptedPlanner
 
 NEGATIVE = {"amount": {"$lt": 0}}
 

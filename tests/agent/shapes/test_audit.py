@@ -9,6 +9,7 @@ from argus.agent.findings import Category
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.daemon.record import record_report
 from argus.daemon.store import CollectionRef
 from tests.agent.shapes.collections import payments
 
@@ -65,7 +66,7 @@ def test_shapes_ride_in_the_passes_an_audit_makes_anyway(make_target: Any) -> No
 def test_the_stored_run_keeps_the_shapes(make_target: Any, store: Any) -> None:
     report = run_audit(make_target(payments(2000)), HeuristicPlanner())
 
-    store.save_report(report)
+    record_report(store, report)
     stored = store.get_report(report.run_id).shapes
 
     assert stored is not None and stored.summary() == ("3 shapes by `method`: card 60% (card, card.brand, "

@@ -77,3 +77,25 @@ def test_two_names_written_side_by_side_are_no_rename(make_target: Any) -> None:
     report = run_audit(make_target(docs), HeuristicPlanner())
 
     assert report.shapes is not None and report.shapes.renames == []
+
+
+def test_a_rename_is_dated_by_the_scope_field_when_ids_carry_no_time(make_target: Any) -> None:
+    """Documents keyed by strings, each with its created_at: a scoped audit dates the rename by that field."""
+    from argus.agent.clock import ManualClock
+    from argus.agent.options import ScopeOptions
+
+    docs = renamed_orders(3000, at=1800)
+    for i, doc in enumerate(docs):
+        doc["created_at"] = doc["_id"].generation_time
+        doc["_id"] = f"O-{i:05d}"
+    now = START + timedelta(days=3)
+    report = run_audit(make_target(docs), HeuristicPlanner(), clock=ManualClock(now),
+                       options=AuditOptions(scope=ScopeOptions(field="created_at", since_s=7 * 86400)))
+
+    assert report.shapes is not None
+    [rename] = report.shapes.renames
+    assert (rename.old, rename.new) == ("customerId", "customer_id")
+    assert rename.boundary is not None
+    assert abs(rename.boundary - (START + timedelta(minutes=1800))) <= timedelta(minutes=30)
+    assert any(f.category == Category.SCHEMA_DRIFT and f.description.startswith(
+        "customerId was renamed customer_id around 2026-01-02") for f in report.findings)

@@ -22,11 +22,11 @@ from argus.agent.engine.store import DocumentStore
 from argus.agent.errors import EngineFault, QueryRejected
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.state import AgentAction
 from argus.agent.tools.target import AuditTarget, query_shape
 from argus.daemon.cli import app
 from tests.conftest import RecordingCollection
+from tests.doubles.planner import ScriptedPlanner
 
 SECRET = "zoe.secret@mail.org"
 DOCS = [{"age": i % 90, "email": f"user{i}@mail.org"} for i in range(100)] + [{"age": 999, "email": SECRET}]

@@ -16,7 +16,6 @@ from argus.agent.health.models import HealthOptions
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.heuristic import HeuristicPlanner
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.report import AuditReport
 from argus.agent.state import AgentAction
 from argus.agent.tools.compat import NOT_BY_SUBTRACTION
@@ -25,6 +24,7 @@ from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import STALL, EngineServer, Refusal, refuse, uses
 from tests.agent.tools.refusing_data import DOCS, NOW, TRUTH
 from tests.conftest import memory_collection
+from tests.doubles.planner import ScriptedPlanner
 
 NOT_IMPLEMENTED = "Operator '$not' is not currently implemented"
 

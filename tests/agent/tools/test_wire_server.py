@@ -17,10 +17,10 @@ from mockupdb import MockupDB
 from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.heuristic import HeuristicPlanner
-from argus.agent.planners.scripted import ScriptedPlanner
 from argus.agent.state import AgentAction
 from argus.daemon.sources import open_uri
 from tests.daemon.process import free_port
+from tests.doubles.planner import ScriptedPlanner
 
 _DOCS = [{"_id": i, "sku": f"S-{i:04d}", "qty": i % 7, "status": "open" if i % 3 else "shipped"} for i in range(60)]
 

@@ -15,6 +15,7 @@ from argus.config.alerts import AlertsConfig
 from argus.daemon.alerts.policy import AlertPolicy
 from argus.daemon.alerts.sender import AlertSender
 from argus.daemon.metrics import Metrics
+from argus.daemon.record import record_report
 from argus.daemon.store import PostgresStore
 from argus.daemon.store.outbox import AlertOutbox
 from tests.daemon.alerts.receiver import Receiver
@@ -63,7 +64,7 @@ class Alerting:
         return AlertOutbox(self.store)
 
     def save(self, report: Any) -> Any:
-        return self.store.save_report(report.model_copy(update={"schedule": report.schedule or SCHEDULE}),
+        return record_report(self.store, report.model_copy(update={"schedule": report.schedule or SCHEDULE}),
                                       alerts=self.policy, now=self.clock.now())
 
     def sender(self, client: httpx.Client | None = None) -> AlertSender:

@@ -12,6 +12,7 @@ import pytest
 
 from argus.agent.clock import ManualClock
 from argus.config.alerts import AlertsConfig
+from argus.daemon.incidents.chores import queue_due
 from argus.daemon.metrics import Metrics
 from argus.daemon.store import PostgresStore
 from argus.daemon.store.incidents import IncidentBook
@@ -45,7 +46,7 @@ class Incidents(Alerting):
         return IncidentBook(self.store)
 
     def queue(self) -> int:
-        return self.book.queue(self.clock.now(), self.policy)
+        return queue_due(self.store, self.clock.now(), self.policy)
 
 
 def incident_config(receiver: Receiver, **over: Any) -> AlertsConfig:

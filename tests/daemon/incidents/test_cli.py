@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from argus.daemon.cli import app
+from argus.daemon.record import record_report
 from argus.daemon.store import PostgresStore
 from tests.daemon.store.reports import finding, report
 
@@ -17,9 +18,9 @@ runner = CliRunner()
 
 @pytest.fixture
 def cli(store: PostgresStore, pg_dsn: str) -> Any:
-    store.save_report(report([finding("total", "outlier_value", "high", count=100),
+    record_report(store, report([finding("total", "outlier_value", "high", count=100),
                               finding("zip", "null_rate", "medium", count=60)]))
-    store.save_report(report([finding("name", "empty_value", "low", count=5)], collection="customers"))
+    record_report(store, report([finding("name", "empty_value", "low", count=5)], collection="customers"))
 
     def invoke(*args: str) -> Any:
         return runner.invoke(app, list(args), env={"ARGUS_DATABASE_URL": pg_dsn, "COLUMNS": "200"})

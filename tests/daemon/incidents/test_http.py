@@ -19,6 +19,7 @@ from argus.agent.clock import ManualClock
 from argus.config.settings import Settings
 from argus.daemon.http import HttpServer
 from argus.daemon.incidents.http import IncidentApi
+from argus.daemon.record import record_report
 from argus.daemon.store import PostgresStore
 from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.store.reports import T0, finding, report
@@ -37,8 +38,8 @@ def _serve(store: PostgresStore, settings: Settings) -> HttpServer:
 
 @pytest.fixture
 def opened(store: PostgresStore) -> PostgresStore:
-    store.save_report(report([finding("total", "outlier_value", "high", count=100)]))
-    store.save_report(report([finding("zip", "null_rate", "medium")], collection="customers"))
+    record_report(store, report([finding("total", "outlier_value", "high", count=100)]))
+    record_report(store, report([finding("zip", "null_rate", "medium")], collection="customers"))
     return store
 
 

@@ -11,17 +11,18 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from argus.agent.llm.local_server import tool_reply
 from argus.agent.llm.options import LLMOptions
 from argus.agent.loop import run_audit
 from argus.agent.planners.factory import make_planner
 from argus.agent.planners.heuristic import HeuristicPlanner
 from argus.daemon.cli import app
+from argus.daemon.record import record_report
 from argus.daemon.store import CollectionRef, PostgresStore
 from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.store.reports import T0
 from tests.daemon.test_daemon_process import _demo_schedules, _write
+from tests.doubles.model_server import tool_reply
 
 runner = CliRunner()
 
@@ -80,7 +81,7 @@ def test_false_positive_is_read_by_both_planners(store: PostgresStore, make_targ
     target = make_target(DOCS)
     first = run_audit(target, HeuristicPlanner())
     assert [(f.field, f.category.value) for f in first.findings] == [("age", "outlier_value")]
-    store.save_report(first)
+    record_report(store, first)
     book = IncidentBook(store)
     [incident] = book.list()
     book.change_status(incident.id, "false_positive", now=T0, source="cli", note="999 means unknown here")

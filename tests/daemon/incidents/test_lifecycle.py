@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from argus.agent.findings import Finding
+from argus.daemon.incidents.chores import queue_due
 from tests.daemon.alerts.receiver import Receiver
 from tests.daemon.incidents.conftest import Incidents, incident_config
 from tests.daemon.store.reports import finding, report
@@ -241,7 +242,6 @@ def test_two_replicas_queue_each_reminder_once(incidents: Incidents, receiver: R
     import threading
 
     from argus.daemon.store import PostgresStore
-    from argus.daemon.store.incidents import IncidentBook
 
     for collection in ("orders", "customers", "invoices"):
         incidents.save(report([total()], collection=collection))
@@ -251,7 +251,7 @@ def test_two_replicas_queue_each_reminder_once(incidents: Incidents, receiver: R
     def replica() -> None:
         with PostgresStore(pg_dsn, pool_size=1) as own:
             start.wait()
-            queued.append(IncidentBook(own).queue(incidents.clock.now(), incidents.policy))
+            queued.append(queue_due(own, incidents.clock.now(), incidents.policy))
 
     threads = [threading.Thread(target=replica) for _ in range(2)]
     for t in threads:

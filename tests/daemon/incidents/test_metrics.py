@@ -8,6 +8,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
 from argus.daemon.metrics import IncidentStats, Metrics, catalogue
+from argus.daemon.record import record_report
 from argus.daemon.store import PostgresStore
 from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.store.reports import T0, finding, report
@@ -21,9 +22,9 @@ def _registry(store: PostgresStore) -> CollectorRegistry:
 
 
 def test_incidents_by_status_and_severity_and_the_oldest_open_one(store: PostgresStore) -> None:
-    store.save_report(report([finding("total", "outlier_value", "high")]))
-    store.save_report(report([finding("zip", "null_rate", "medium")], collection="customers", minutes=30))
-    store.save_report(report([finding("qty", "type_mismatch", "high")], collection="invoices", minutes=60))
+    record_report(store, report([finding("total", "outlier_value", "high")]))
+    record_report(store, report([finding("zip", "null_rate", "medium")], collection="customers", minutes=30))
+    record_report(store, report([finding("qty", "type_mismatch", "high")], collection="invoices", minutes=60))
     IncidentBook(store).change_status(3, "acknowledged", now=T0 + timedelta(minutes=70), source="cli")
     registry = _registry(store)
     value = registry.get_sample_value
@@ -39,7 +40,8 @@ def test_incidents_by_status_and_severity_and_the_oldest_open_one(store: Postgre
 
 def test_time_to_acknowledge_and_to_resolve_are_histograms(store: PostgresStore) -> None:
     for minutes, collection in ((0, "orders"), (0, "customers")):
-        store.save_report(report([finding("total", "outlier_value", "high")], collection=collection, minutes=minutes))
+        record_report(store, report([finding("total", "outlier_value", "high")], collection=collection,
+                                    minutes=minutes))
     book = IncidentBook(store)
     book.change_status(1, "acknowledged", now=T0 + timedelta(minutes=10, seconds=3), source="cli")
     book.change_status(1, "resolved", now=T0 + timedelta(hours=3, seconds=3), source="cli")

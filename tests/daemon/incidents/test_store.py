@@ -9,6 +9,7 @@ import pytest
 
 from argus.agent.history import fingerprint
 from argus.daemon.incidents.errors import StatusRefused
+from argus.daemon.record import record_report
 from argus.daemon.store import CollectionRef, NotFound, PostgresStore
 from argus.daemon.store.incidents import IncidentBook
 from tests.daemon.store.reports import T0, finding, report
@@ -20,7 +21,7 @@ def _dup() -> object:
 
 
 def test_a_stored_run_opens_an_incident_kept_with_it(store: PostgresStore) -> None:
-    stored = store.save_report(report([finding("total", "outlier_value", "high", count=100), _dup()]))
+    stored = record_report(store, report([finding("total", "outlier_value", "high", count=100), _dup()]))
     [incident] = IncidentBook(store).list()
     assert (incident.id, incident.status, incident.severity.value, incident.opened_run) == (
         1, "open", "high", stored.run_id)
@@ -33,7 +34,7 @@ def test_a_stored_run_opens_an_incident_kept_with_it(store: PostgresStore) -> No
 def test_evidence_is_masked_as_the_run_says_and_values_never_stored(store: PostgresStore, pg_dsn: str) -> None:
     import psycopg
 
-    store.save_report(report([_dup()]))
+    record_report(store, report([_dup()]))
     [incident] = IncidentBook(store).list()
     assert incident.findings[0].evidence_query == {"email": {"$in": [{"$masked": "shape:a+@a+.a+"}] * 2}}
     assert incident.findings[0].evidence_redacted is True
@@ -44,22 +45,22 @@ def test_evidence_is_masked_as_the_run_says_and_values_never_stored(store: Postg
 
 
 def test_a_failed_run_or_a_run_stored_twice_changes_nothing(store: PostgresStore) -> None:
-    first = store.save_report(report([finding("total", "outlier_value", "high")]))
-    store.save_report(report([], minutes=60, outcome="failed"))
-    store.save_report(first)  # the spool may hand a stored report over again
+    first = record_report(store, report([finding("total", "outlier_value", "high")]))
+    record_report(store, report([], minutes=60, outcome="failed"))
+    record_report(store, first)  # the spool may hand a stored report over again
     [incident] = IncidentBook(store).list()
     assert len(IncidentBook(store).get(incident.id).history) == 1
 
 
 def test_runs_of_other_collections_keep_their_own_incidents(store: PostgresStore) -> None:
-    store.save_report(report([finding("total", "outlier_value", "high")]))
-    store.save_report(report([finding("total", "outlier_value", "high")], collection="invoices"))
+    record_report(store, report([finding("total", "outlier_value", "high")]))
+    record_report(store, report([finding("total", "outlier_value", "high")], collection="invoices"))
     assert sorted(i.collection for i in IncidentBook(store).list()) == ["invoices", "orders"]
     assert [i.collection for i in IncidentBook(store).list(collection="invoices", database="shop")] == ["invoices"]
 
 
 def test_acknowledging_keeps_owner_note_and_time_in_the_history(store: PostgresStore) -> None:
-    store.save_report(report([finding("total", "outlier_value", "high")]))
+    record_report(store, report([finding("total", "outlier_value", "high")]))
     book = IncidentBook(store)
     acked = book.change_status(1, "acknowledged", now=T0 + timedelta(hours=2), source="cli", owner="alice",
                                note="looking at the importer")
@@ -72,7 +73,7 @@ def test_acknowledging_keeps_owner_note_and_time_in_the_history(store: PostgresS
 
 
 def test_a_status_change_that_does_not_apply_is_refused_with_what_would(store: PostgresStore) -> None:
-    store.save_report(report([finding("total", "outlier_value", "high")]))
+    record_report(store, report([finding("total", "outlier_value", "high")]))
     book = IncidentBook(store)
     book.change_status(1, "resolved", now=T0 + timedelta(hours=1), source="cli")
     with pytest.raises(StatusRefused, match="incident 1 is resolved: only an incident that is open or acknowledged "
@@ -87,7 +88,7 @@ def test_a_status_change_that_does_not_apply_is_refused_with_what_would(store: P
 @pytest.mark.parametrize(("action", "verdict"), [("expected", "expected"), ("false_positive", "fp")])
 def test_expected_and_false_positive_label_every_finding_inside(store: PostgresStore, action: str,
                                                                  verdict: str) -> None:
-    stored = store.save_report(report([finding("total", "outlier_value", "high", count=100),
+    stored = record_report(store, report([finding("total", "outlier_value", "high", count=100),
                                        finding("zip", "null_rate", "medium", count=60)]))
     IncidentBook(store).change_status(1, action, now=T0 + timedelta(hours=1), source="cli",  # type: ignore[arg-type]
                                       note="planned backfill")
@@ -101,8 +102,8 @@ def test_expected_and_false_positive_label_every_finding_inside(store: PostgresS
 
 
 def test_pruning_removes_closed_incidents_only(store: PostgresStore) -> None:
-    store.save_report(report([finding("total", "outlier_value", "high")]))
-    store.save_report(report([finding("total", "outlier_value", "high")], collection="invoices"))
+    record_report(store, report([finding("total", "outlier_value", "high")]))
+    record_report(store, report([finding("total", "outlier_value", "high")], collection="invoices"))
     IncidentBook(store).change_status(1, "resolved", now=T0, source="cli")
     assert IncidentBook(store).prune(T0 + timedelta(days=1)) == 1
     assert [i.collection for i in IncidentBook(store).list(statuses=None)] == ["invoices"]

@@ -22,6 +22,7 @@ from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.heuristic import HeuristicPlanner
 from argus.agent.tools.target import AuditTarget
+from argus.daemon.record import record_report
 from argus.daemon.store import CollectionRef, PostgresStore
 from argus.daemon.store.incidents import IncidentBook
 from tests.conftest import memory_collection
@@ -60,7 +61,7 @@ def test_a_collection_that_never_changes_opens_no_incident_even_across_a_restart
                                    options=options, clock=clock,
                                    historical_context=store.history(ref, runs=10, health_runs=30))
                 assert report.outcome == "succeeded", report.error
-                store.save_report(report.model_copy(update={"schedule": "static"}), now=clock.now())
+                record_report(store, report.model_copy(update={"schedule": "static"}), now=clock.now())
                 found += [(run, f.category.value) for f in report.findings
                           if f.category in HEALTH_CATEGORIES - {Category.FRESHNESS}]
                 run += 1

@@ -12,6 +12,7 @@ from uuid import UUID
 
 import psycopg
 
+from argus.daemon.record import record_report
 from argus.daemon.store import PostgresStore
 from tests.daemon.store.reports import finding, report
 
@@ -19,11 +20,12 @@ ROOT = Path(__file__).resolve().parents[3]
 CHILD = """
 import sys
 from argus.daemon.store import PostgresStore
+from argus.daemon.record import record_report
 from tests.daemon.store.reports import finding, report
 store = PostgresStore(sys.argv[1])
 r = report([finding(f"field_{i}") for i in range(20000)])
 print(r.run_id, flush=True)
-store.save_report(r)
+record_report(store, r)
 print("stored", flush=True)
 """
 
@@ -56,6 +58,6 @@ def test_sigkill_while_storing_leaves_no_partial_run(pg_dsn: str) -> None:
     assert counts == {"runs": 0, "findings": 0, "dismissed_findings": 0, "gate_evaluations": 0, "patterns": 0}
 
     with PostgresStore(pg_dsn) as store:          # and the database takes the next report normally
-        stored = store.save_report(report([finding("zip")]))
+        stored = record_report(store, report([finding("zip")]))
         assert store.get_report(stored.run_id).findings == stored.findings
         assert run_id not in [r.id for r in store.list_runs()]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from argus.agent.findings import Finding
+from argus.daemon.record import record_report
 from tests.daemon.store.reports import finding, report
 
 
@@ -15,7 +16,7 @@ def test_a_report_holding_nul_characters_is_stored_with_them_replaced(store: Any
                                                "sample_values": ["v\x00"]})
     saved = report([odd], outcome="failed", dismissed=[(finding("qty"), "refused: key 'a\x00b' holds a NUL character")])
     saved = saved.model_copy(update={"error": "the model sent {'a\x00b': 1}"})
-    store.save_report(saved)
+    record_report(store, saved)
     back = store.get_report(saved.run_id)
     [kept] = back.findings
     assert isinstance(kept, Finding)

@@ -24,6 +24,7 @@ from argus.agent.errors import ArgusError
 from argus.agent.history import HistoricalContext
 from argus.agent.llm.options import RequestShape
 from argus.agent.llm.prompts.digest import compact_json, field_line, interest, query_digest, stats_digest
+from argus.agent.llm.prompts.shapes import shapes_section
 from argus.agent.llm.prompts.system import system_prompt
 from argus.agent.llm.tokens import STATE_FACTOR, estimate_messages, estimate_tokens
 from argus.agent.privacy import QUERY_KEYS, Masker, categorical_values
@@ -35,6 +36,7 @@ __all__ = ["Prompt", "PromptBuilder", "schema_hint"]
 
 SCHEMA_SHARE = 0.5     # of what the system prompt and tools leave
 HISTORY_SHARE = 0.08
+SHAPES_SHARE = 0.25    # of the schema's: the sample's shapes (argus.agent.llm.prompts.shapes)
 _LADDER = ((10, 5, 40, 20), (6, 3, 25, 10), (3, 2, 12, 5), (1, 1, 5, 3))  # window, rows, names, findings
 
 
@@ -166,6 +168,9 @@ class PromptBuilder:
         head = (f"# Schema\n{len(fields)} field paths in the sample (dot notation reaches into arrays of objects); "
                 f"per field: types with counts, missing/null, distinct values, statistics. Most suspicious first.")
         budget -= estimate_tokens(head) + 2
+        shaped = shapes_section(schema.shapes, masker)
+        shaped = _cut(shaped, int(budget * SHAPES_SHARE)) if shaped else ""
+        budget -= estimate_tokens(shaped) + 1 if shaped else 0
         detailed, _ = _fit_lines([f"- {field_line(f, masker)}" for _, f in ranked], int(budget * 0.7))
         rest = [f for _, f in ranked[len(detailed):]]
         lines = [head, *detailed]
@@ -176,6 +181,8 @@ class PromptBuilder:
             shown, missing = _fit_lines(names, budget - used - estimate_tokens(intro) - 30)
             lines.append(intro + " " + ", ".join(shown)
                          + (f" … and {missing} more (any path can be queried)" if missing else ""))
+        if shaped:
+            lines.append(shaped)
         if schema.paths_dropped or schema.truncated_paths:
             lines.append(f"({schema.paths_dropped} values beyond 2,000 paths and {len(schema.truncated_paths)} paths "
                          f"deeper than 20 levels were not profiled)")

@@ -8,13 +8,9 @@ fences). Every other field and category is still inferred as before.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from argus.agent.contracts.model import Contract
 from argus.agent.findings import Category
-
-if TYPE_CHECKING:
-    from argus.agent.planners.heuristic.planner import _Plan
+from argus.agent.planners.heuristic.plan import Plan
 
 __all__ = ["steered"]
 
@@ -23,7 +19,7 @@ _PROBE_CATEGORY = {"enum": Category.ENUM_VIOLATION, "duplicates": Category.DUPLI
                    "number_set": Category.OUTLIER_VALUE}
 
 
-def steered(plan: _Plan, contract: Contract | None) -> _Plan:
+def steered(plan: Plan, contract: Contract | None) -> Plan:
     """``plan`` without the checks and statistics whose field and category the contract declares."""
     if contract is None:
         return plan

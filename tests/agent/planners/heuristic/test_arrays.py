@@ -10,8 +10,8 @@ from argus.agent.clock import ManualClock
 from argus.agent.ejson import decode
 from argus.agent.loop import run_audit
 from argus.agent.planners.heuristic import HeuristicPlanner
-from argus.agent.planners.heuristic.planner import _per_element
 from argus.agent.report import AuditReport
+from argus.agent.tools.elements import per_element
 from argus.agent.tools.target import AuditTarget
 from tests.agent.planners.heuristic.growing import NOW
 from tests.conftest import memory_collection
@@ -53,7 +53,7 @@ def test_two_conditions_on_one_array_speak_of_the_same_element() -> None:
     arrays = frozenset({"items", "items.parts"})
     query = {"items.qty": {"$exists": False}, "items.quantity": {"$exists": True}, "items.parts.w": {"$lt": 0},
              "order_no": {"$type": "string"}}
-    assert _per_element(query, arrays) == {
+    assert per_element(query, arrays) == {
         "order_no": {"$type": "string"},
         "items": {"$elemMatch": {"qty": {"$exists": False}, "quantity": {"$exists": True},
                                  "parts": {"$elemMatch": {"w": {"$lt": 0}}}}}}

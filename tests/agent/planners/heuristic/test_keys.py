@@ -13,8 +13,10 @@ import pytest
 from argus.agent.clock import ManualClock
 from argus.agent.loop import run_audit
 from argus.agent.planners.heuristic import HeuristicPlanner
+from argus.agent.planners.heuristic.hypotheses import duplicates
 from argus.agent.planners.heuristic.names import hints_for
-from argus.agent.planners.heuristic.planner import _duplicate_check, _duplicates, _Plan, _Probe
+from argus.agent.planners.heuristic.plan import Plan, Probe
+from argus.agent.planners.heuristic.statistics import duplicate_check
 from argus.agent.report import AuditReport
 from argus.agent.tools.models import StatsResult
 from argus.agent.tools.profiling import profile_documents
@@ -164,8 +166,8 @@ def test_a_key_too_large_to_group_in_memory_is_left_out_with_a_note() -> None:
     """The duplicates count groups every value inside $facet, which cannot spill to disk: past the
     memory one stage may use, the check is skipped and the report is told why, not the server."""
     fields, _, _ = profile_documents([{"order_no": f"SO-{400_000 + i}"} for i in range(1000)])
-    plan = _Plan()
-    _duplicates(fields[0], hints_for("order_no"), plan, collection="sales", size=2_000_000, sampled=1000)
+    plan = Plan()
+    duplicates(fields[0], hints_for("order_no"), plan, collection="sales", size=2_000_000, sampled=1000)
     assert plan.probes == []
     assert plan.notes == ["duplicates of order_no were not counted: grouping 2,000,000 values would take about "
                           "217 MB, more than the 80 MB one $group inside $facet may use (it cannot spill to disk); "
@@ -175,8 +177,8 @@ def test_a_key_too_large_to_group_in_memory_is_left_out_with_a_note() -> None:
 def test_a_duplicates_probe_without_a_key_plan_is_a_key_at_any_share() -> None:
     """Another module may add a duplicates probe for a key it was told of (a contract): its repeated
     values are duplicates however many documents share them."""
-    probe = _Probe("sku", "duplicates", {"field": "sku", "operation": "duplicates"})
+    probe = Probe("sku", "duplicates", {"field": "sku", "operation": "duplicates"})
     result = StatsResult(collection="c", field="sku", operation="duplicates", value=[{"value": "A1", "count": 900}],
                          totals={"values": 1, "documents": 900}, query_used="")
-    check = _duplicate_check(probe, result, 1000)
+    check = duplicate_check(probe, result, 1000)
     assert check is not None and check.query == {"sku": {"$in": ["A1"]}}

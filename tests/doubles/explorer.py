@@ -13,7 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from argus.agent.llm.local_server import Reply, text_reply, tool_reply
+from tests.doubles.model_server import Reply, text_reply, tool_reply
 
 __all__ = ["Explorer"]
 

@@ -1,0 +1,5 @@
+"""``python -m argus.daemon.cli``: the ``argus`` command."""
+
+from argus.daemon.cli import main
+
+main()
