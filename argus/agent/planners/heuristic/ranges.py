@@ -41,7 +41,8 @@ __all__ = ["CLOCK_SKEW", "Fence", "RangePlan", "date_plan", "detached", "numeric
 FENCE_MADS = (5.0, 8.0, 12.0)
 GAP_MADS = 1.7          # an outlier must sit this far (in MADs) from the largest normal value
 TAIL_GAP = 1.5          # ... and this many times as far as the bulk's own tail reaches past its edge
-SCALE_GAP = 0.15        # decades between a moved cluster and the bulk over the whole collection (a factor of 1.4)
+SCALE_GAP = 0.15        # decades between a moved cluster and the bulk over the whole collection (a factor of 1.4) ...
+SPACING_GAP = 1.5       # ... and this many times the mean gap between the cluster's own distinct sampled values
 LOG_SYMMETRY = 1.25     # a log-scale bulk reaching at most this much further below than above gets lower fences
 SKEW_FOR_LOG = 1.2      # (p75 - p50) / (p50 - p25) above this → work on a log scale
 RARE_SHARE = 0.02       # unnamed fields: negatives or zeros above this share are part of the data
@@ -94,6 +95,7 @@ class Fence:
     edge: float = 0.0  # the bulk's edge on this side (median ± one MAD), in scale units
     shift: int = 0     # a scale fence: the values beyond are the bulk moved by this many decades (log scale)
     few: bool = False  # ... seen in few sampled values, whose shape said nothing
+    spacing: float = 0.0  # ... whose distinct sampled values lie this many decades apart on average
     future: bool = False  # a date fence at the audit's now: the values beyond are events that have not happened
 
 
@@ -243,7 +245,7 @@ def numeric_plan(stats: NumericStats, hints: NameHints) -> RangePlan:
     if hints.identifier:
         return plan  # the magnitude of an identifier carries no meaning
     plan.fences += [Fence(split.side, split.at, 0.0, Scale(log=True), edge=split.edge, shift=split.shift,
-                          few=split.few) for split in scale_splits(stats)]
+                          few=split.few, spacing=split.spacing) for split in scale_splits(stats)]
     # Zero is a state when many documents hold it and negatives are (nearly) absent; zeros planted
     # beside negatives (impossible counts: -15, 0, 99,999) keep the rule at any minority share.
     zeros_apart = stats.zero_count <= ZERO_STATE * n or (not zero_state and stats.zero_count < MINORITY * n)
@@ -437,7 +439,7 @@ def detached(fence: Fence, inside: float | None, outside: float | None) -> bool:
     inner, outer = fence.scale.to(inside), fence.scale.to(outside)
     tail = (inner - fence.edge) if fence.side == "above" else (fence.edge - inner)
     if fence.shift:
-        return abs(outer - inner) >= max(SCALE_GAP, TAIL_GAP * tail if fence.few else 0.0)
+        return abs(outer - inner) >= max(SCALE_GAP, TAIL_GAP * tail if fence.few else 0.0, SPACING_GAP * fence.spacing)
     return abs(outer - inner) >= max(fence.gap, TAIL_GAP * tail)
 
 

@@ -43,14 +43,15 @@ TAIL = 25                # the profile's tails list this many distinct values
 class ScaleSplit:
     """Values beyond ``at`` (above or below) are the bulk moved by ``shift`` decades."""
 
-    __slots__ = ("at", "edge", "few", "shift", "side")
+    __slots__ = ("at", "edge", "few", "shift", "side", "spacing")
 
-    def __init__(self, *, side: str, at: float, shift: int, edge: float, few: bool) -> None:
+    def __init__(self, *, side: str, at: float, shift: int, edge: float, few: bool, spacing: float = 0.0) -> None:
         self.side = side
         self.at = at
         self.shift = shift
         self.edge = edge    # the bulk's edge on this side, log10 (its middle plus one deviation)
         self.few = few      # the sample held few moved values: their shape could not be judged
+        self.spacing = spacing  # decades between neighbouring distinct moved values in the sample (0: dense)
 
     def __repr__(self) -> str:
         return f"ScaleSplit(side={self.side!r}, at={self.at:g}, shift={self.shift})"
@@ -100,6 +101,21 @@ def _copies_of_few(stats: NumericStats, at: float, side: str, shift: int) -> boo
     return all(_rounded(v / 10 ** shift) in bulk for v in moved)
 
 
+def _spacing(stats: NumericStats, at: float, side: str) -> float:
+    """The mean gap, in decades, between neighbouring distinct values beyond ``at`` in the sample:
+    what a band must outreach to be one. A moved copy of the bulk is dense, its values far closer
+    to each other than to the bulk; the sparse end of a wide spread (a uniform 1 to 1,000 holds
+    about nine values in a thousand below 10, a tenth of a decade and more apart) leaves gaps as
+    wide inside the minority as between it and the bulk, and the whole collection's holds more
+    of them. 0 when the minority has more distinct values than a tail lists (dense by then)."""
+    tail = stats.low_tail if side == "below" else stats.high_tail
+    moved = [v for v, _ in tail if (0 < v < at if side == "below" else v > at)]
+    complete = len(tail) < TAIL or any((v >= at if side == "below" else v <= at) for v, _ in tail)
+    if not complete or len(moved) < 2:
+        return 0.0
+    return math.log10(max(moved) / min(moved)) / (len(moved) - 1)
+
+
 def _rounded(v: float) -> float:
     return float(f"{v:.9g}")
 
@@ -134,5 +150,6 @@ def scale_splits(stats: NumericStats) -> list[ScaleSplit]:
         spread = max(deviation * 0.6745, 0.05)  # the bulk's median absolute deviation, decades
         edge = middle / 10 + (spread if side == "above" else -spread)
         if math.isfinite(at) and at > 0:
-            out[side] = ScaleSplit(side=side, at=at, shift=k, edge=edge, few=min(n_low, n_high) < MIN_STRADDLE)
+            out[side] = ScaleSplit(side=side, at=at, shift=k, edge=edge, few=min(n_low, n_high) < MIN_STRADDLE,
+                                   spacing=_spacing(stats, at, side))
     return list(out.values())
