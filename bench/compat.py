@@ -33,7 +33,8 @@ from pymongo.errors import OperationFailure
 
 from argus.agent.engine import MemoryCollection
 from argus.agent.tools.compat import TYPE_CODES
-from argus.agent.tools.guard import EXPRESSION_OPERATORS, PIPELINE_STAGES, QUERY_OPERATORS, check_pipeline
+from argus.agent.tools.guard import EXPRESSION_OPERATORS, PIPELINE_STAGES, QUERY_OPERATORS
+from argus.agent.tools.guard_pipeline import check_pipeline
 
 ACCUMULATORS = ("$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet", "$count")
 

@@ -41,7 +41,7 @@ def test_the_wheel_installs_only_argus_and_its_console_script_runs(tmp_path: Pat
     tops = {name.split("/")[0] for name in names}
     dist_info = [t for t in tops if t.startswith("argus_dq-") and t.endswith(".dist-info")]
     assert tops - set(dist_info) == {"argus"} and len(dist_info) == 1, sorted(tops)
-    assert "argus/__init__.py" in names and "argus/daemon/cli.py" in names
+    assert "argus/__init__.py" in names and "argus/daemon/cli/__init__.py" in names
 
     site = tmp_path / "site"
     done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site),

@@ -38,8 +38,6 @@ def test_a_narrowed_batch_answers_as_each_statistic_alone_on_the_server(live_db:
 
 
 @pytest.mark.slow  # products under a limit its batches run past: a minute or more under load
-@pytest.mark.xfail(reason="issue 30: sample-dependent scale fence on products.spec.attr_030 "
-                          "(see test_live_equals_file.py)", strict=False)
 def test_batches_split_under_a_tight_limit_find_nothing_the_file_audit_does_not(bench_dir: Path, live_db: Any,
                                                                                 live_uri: str) -> None:
     path = bench_dir / "products.jsonl"

@@ -21,7 +21,8 @@ from argus.agent.options import AuditOptions
 from argus.agent.state import AgentAction, AgentState
 from argus.agent.tools import run_query
 from argus.agent.tools.formats import FORMATS, PLACEHOLDER
-from argus.agent.tools.guard import check_filter, check_pipeline, check_projection
+from argus.agent.tools.guard import check_filter
+from argus.agent.tools.guard_pipeline import check_pipeline, check_projection
 from argus.agent.tools.models import RunQueryInput
 
 JS = "sleep(5000) || true"

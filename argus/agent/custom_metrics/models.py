@@ -14,7 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from argus.agent.errors import QueryRefused
-from argus.agent.tools.guard import check_pipeline
+from argus.agent.tools.guard_pipeline import check_pipeline
 
 __all__ = ["Bound", "MetricPoint", "MetricResult", "MetricSpec", "MetricValue", "MetricVerdict", "verdict_rank"]
 

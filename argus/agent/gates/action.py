@@ -11,9 +11,10 @@ from argus.agent.ejson import canonical_key, decode
 from argus.agent.errors import QueryRefused
 from argus.agent.gates.base import RuleGate, fail, warn
 from argus.agent.state import AgentAction, AgentState, RuleResult
-from argus.agent.tools.count_many import count_many_pipeline
+from argus.agent.tools.count_pipeline import count_many_pipeline
 from argus.agent.tools.get_stats import value_condition
-from argus.agent.tools.guard import check_field_path, check_filter, check_projection
+from argus.agent.tools.guard import check_field_path, check_filter
+from argus.agent.tools.guard_pipeline import check_projection
 from argus.agent.tools.models import CountManyInput, GetStatsInput, LookupInput, RunQueryInput
 from argus.agent.tools.registry import ALL_TOOLS
 

@@ -16,7 +16,8 @@ from bson.regex import Regex
 from argus.agent.ejson import decode, encode
 from argus.agent.errors import QueryRefused, QueryRejected
 from argus.agent.tools.compat import facet_note, named_operators
-from argus.agent.tools.guard import check_field_path, check_filter, check_pipeline
+from argus.agent.tools.guard import check_field_path, check_filter
+from argus.agent.tools.guard_pipeline import check_pipeline
 from argus.agent.tools.models import DISTINCT_CAP, DUPLICATES_CAP, GetStatsInput, StatsResult
 from argus.agent.tools.target import AuditTarget
 

@@ -1,4 +1,5 @@
-"""The read-only guard: every filter, projection and pipeline passes here before pymongo sees it.
+"""The read-only guard: every filter, projection and pipeline passes here (pipelines and projections in
+``guard_pipeline``) before pymongo sees it.
 
 It is an allow-list, not a deny-list: an operator that is not named below is refused, so a new
 server operator cannot slip through. ``$where``, ``$function``, ``$accumulator`` (server-side
@@ -7,7 +8,7 @@ audited collection) are refused with a message naming them. ``$expr`` is allowed
 allow-list of expression operators.
 
 The guard judges what goes on the wire, not what a Python object looks like: each entry point
-first walks the value without recursion (``_wire_view``), refusing anything nested deeper than
+first walks the value without recursion (``wire_view``), refusing anything nested deeper than
 ``MAX_DEPTH`` or larger than ``MAX_VALUES``, refusing JavaScript (``Code``, ``$code``) and every
 type that is not plain data, and turning a ``DBRef`` into the document BSON sends for it
 (``{"$ref", "$id", "$db", ...}``) so an operator hidden among its fields is seen and refused.
@@ -46,8 +47,6 @@ __all__ = [
     "check_expression",
     "check_field_path",
     "check_filter",
-    "check_pipeline",
-    "check_projection",
     "filter_fields",
 ]
 
@@ -93,7 +92,7 @@ _REFUSED_REASONS = {
 
 # Operators that combine whole conditions; every other query operator is a condition on one field.
 _TOP_LEVEL = frozenset({"$and", "$or", "$nor", "$expr", "$comment"})
-_GROUP_ACCUMULATORS = frozenset({"$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet", "$count"})
+GROUP_ACCUMULATORS = frozenset({"$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet", "$count"})
 _SYSTEM_VARIABLES = frozenset({"$$ROOT", "$$CURRENT", "$$REMOVE"})
 _REGEX_FLAGS = frozenset("imsxu")
 _DBREF_KEYS = ("$ref", "$id", "$db")
@@ -105,10 +104,10 @@ PIPELINE_STAGES = frozenset({
     "$unwind", "$facet", "$addFields", "$sortByCount",
 })
 
-_SEGMENT = re.compile(r"^[^$.\x00][^.\x00]*$")
+FIELD_SEGMENT = re.compile(r"^[^$.\x00][^.\x00]*$")
 
 
-def _refuse(operator: str, where: str) -> QueryRefused:
+def refuse(operator: str, where: str) -> QueryRefused:
     reason = _REFUSED_REASONS.get(operator)
     if reason:
         return QueryRefused(f"operator {operator} is refused in {where}: it {reason}; Argus is read-only",
@@ -116,7 +115,7 @@ def _refuse(operator: str, where: str) -> QueryRefused:
     return QueryRefused(f"operator {operator} is not on the read-only allow-list for {where}", operator=operator)
 
 
-def _wire_view(value: Any, where: str) -> Any:
+def wire_view(value: Any, where: str) -> Any:
     """The plain tree BSON sends for ``value``: dicts, lists, plain scalars and ``Regex``.
 
     Walks with an explicit stack, so depth and size are refused before anything recurses.
@@ -144,7 +143,7 @@ def _wire_view(value: Any, where: str) -> Any:
                     if not isinstance(key, str):
                         raise QueryRefused(f"{where} has a non-string key", operator="key")
                     if key in _REFUSED_REASONS:  # JavaScript, writes, other collections: refused at any depth
-                        raise _refuse(key, where)
+                        raise refuse(key, where)
                     if "\x00" in key:
                         raise QueryRefused(f"a key in {where} is not a plain dot-notation path: it holds a NUL "
                                            "character, which BSON cannot carry", operator="key")
@@ -223,7 +222,7 @@ def _check_dbref(doc: Mapping[str, Any], where: str, depth: int) -> None:
     """A DBRef literal: ``$ref``, ``$id`` and ``$db`` only, plus plain fields; any other operator is named."""
     for key in doc:
         if key.startswith("$") and key not in _DBREF_KEYS:
-            raise _refuse(key, f"a DBRef in {where}")
+            raise refuse(key, f"a DBRef in {where}")
     if not isinstance(doc["$ref"], str) or not isinstance(doc.get("$db", ""), str):
         raise QueryRefused(f"a DBRef in {where} needs string $ref and $db", operator="$ref")
     for key, item in doc.items():
@@ -233,13 +232,13 @@ def _check_dbref(doc: Mapping[str, Any], where: str, depth: int) -> None:
 
 def check_field_path(path: str) -> None:
     """A queryable dot-notation path: no empty segment, no ``$``-prefixed segment, no NUL."""
-    if not isinstance(path, str) or not path or not all(_SEGMENT.match(s) for s in path.split(".")):
+    if not isinstance(path, str) or not path or not all(FIELD_SEGMENT.match(s) for s in path.split(".")):
         raise QueryRefused(f"field path {path!r} is not a plain dot-notation path", operator="path")
 
 
 def check_filter(query: Any, *, where: str = "a filter") -> None:
     """Refuse any query document that uses an operator outside ``QUERY_OPERATORS``."""
-    view = _wire_view(query, where)
+    view = wire_view(query, where)
     if not isinstance(view, Mapping) or _is_dbref(view):
         raise QueryRefused(f"{where} must be a document of conditions, not "
                            f"{_kind(view, where)}{_regex_hint(view)}", operator="shape")
@@ -263,7 +262,7 @@ def _check_query_doc(doc: Mapping[str, Any], where: str, depth: int) -> None:
     for key, value in doc.items():
         if key.startswith("$"):
             if key in _REFUSED_REASONS or key not in QUERY_OPERATORS:
-                raise _refuse(key, where)
+                raise refuse(key, where)
             if key not in _TOP_LEVEL:
                 raise QueryRefused(
                     f"operator {key} in {where} stands where a field name belongs: it is a condition on one field; "
@@ -281,7 +280,7 @@ def _check_condition(value: Any, where: str, depth: int) -> None:
             if not op.startswith("$"):
                 raise QueryRefused(f"{where} mixes operators and field names in one condition", operator="shape")
             if op in _REFUSED_REASONS or op not in QUERY_OPERATORS:
-                raise _refuse(op, where)
+                raise refuse(op, where)
             if op in _TOP_LEVEL:
                 raise QueryRefused(
                     f"operator {op} in {where} stands under a field, but it combines whole conditions; "
@@ -348,7 +347,7 @@ def _check_literal(value: Any, where: str, depth: int) -> None:
             return
         for key, item in value.items():
             if key.startswith("$"):
-                raise _refuse(key, where)
+                raise refuse(key, where)
             _check_literal(item, where, depth + 1)
     elif isinstance(value, list | tuple):
         for item in value:
@@ -359,10 +358,10 @@ def _check_literal(value: Any, where: str, depth: int) -> None:
 
 def check_expression(expr: Any, *, where: str = "an expression", depth: int = 0) -> None:
     """Refuse aggregation expressions using operators outside ``EXPRESSION_OPERATORS``."""
-    _check_expression(_wire_view(expr, where) if depth == 0 else expr, where)
+    check_expression_value(wire_view(expr, where) if depth == 0 else expr, where)
 
 
-def _check_expression(expr: Any, where: str) -> None:
+def check_expression_value(expr: Any, where: str) -> None:
     if isinstance(expr, Mapping):
         if _is_dbref(expr):
             _check_dbref(expr, where, 0)
@@ -371,136 +370,22 @@ def _check_expression(expr: Any, where: str) -> None:
         for key, value in expr.items():
             if key.startswith("$"):
                 if key in _REFUSED_REASONS or key not in EXPRESSION_OPERATORS:
-                    raise _refuse(key, where)
+                    raise refuse(key, where)
                 if key == "$literal":
                     _check_literal(value, where, 0)
                     continue
                 if key == "$regexMatch" and isinstance(value, Mapping):
                     _checked_regex(value.get("regex", ""), where, value.get("options", ""))
-            _check_expression(value, where)
+            check_expression_value(value, where)
     elif isinstance(expr, list | tuple):
         for item in expr:
-            _check_expression(item, where)
+            check_expression_value(item, where)
     elif isinstance(expr, str) and expr.startswith("$$"):
         if expr.split(".", 1)[0] not in _SYSTEM_VARIABLES:
             raise QueryRefused(f"variable {expr.split('.', 1)[0]} is refused in {where}: only $$ROOT, $$CURRENT "
                                "and $$REMOVE are allowed", operator="$$")
     elif isinstance(expr, Regex | re.Pattern):
         _checked_regex(expr, where)
-
-
-def check_projection(projection: Any) -> None:
-    """Only plain inclusion or exclusion of plain paths: ``{"a.b": 1, "_id": 0}``."""
-    if projection is None:
-        return
-    view = _wire_view(projection, "a projection")
-    if not isinstance(view, Mapping):
-        raise QueryRefused("a projection must be a document of path: 0 or 1", operator="shape")
-    for path, flag in view.items():
-        check_field_path(path)
-        if isinstance(flag, bool) or (type(flag) is int and flag in (0, 1)):
-            continue
-        raise QueryRefused(f"projection of {path!r} must be 0 or 1; computed projections are refused",
-                           operator="projection")
-
-
-def check_pipeline(pipeline: Any) -> None:
-    """Refuse any pipeline with a stage outside ``PIPELINE_STAGES`` or a body the stage does not allow."""
-    view = _wire_view(pipeline, "a pipeline")
-    if not isinstance(view, list):
-        raise QueryRefused("a pipeline must be a list of stages", operator="shape")
-    _check_stages(view, in_facet=False)
-
-
-def _positive_int(value: Any, *, zero: bool = False) -> bool:
-    return isinstance(value, int | Int64) and not isinstance(value, bool) and (value >= 0 if zero else value > 0)
-
-
-def _check_stages(stages: list[Any], *, in_facet: bool) -> None:
-    where = "a $facet sub-pipeline" if in_facet else "a pipeline"
-    for stage in stages:
-        if not isinstance(stage, Mapping) or len(stage) != 1:
-            raise QueryRefused("each pipeline stage must be a document with exactly one stage operator",
-                               operator="stage")
-        (name, body), = stage.items()
-        if name not in PIPELINE_STAGES:
-            raise _refuse(name, where)
-        if name == "$match":
-            check_filter(body, where="a $match stage")
-        elif name == "$facet":
-            if in_facet:
-                raise QueryRefused("$facet cannot stand inside another $facet", operator="$facet")
-            if not isinstance(body, Mapping) or not body:
-                raise QueryRefused("$facet needs a document of sub-pipelines", operator="$facet")
-            for output, sub in body.items():
-                _check_output_name(output, "$facet")
-                if not isinstance(sub, list):
-                    raise QueryRefused("each $facet output needs a list of stages", operator="$facet")
-                _check_stages(sub, in_facet=True)
-        elif name in ("$limit", "$skip"):
-            if not _positive_int(body, zero=name == "$skip"):
-                raise QueryRefused(f"{name} needs a {'non-negative' if name == '$skip' else 'positive'} integer",
-                                   operator=name)
-        elif name == "$count":
-            _check_output_name(body, "$count")
-        elif name == "$sample":
-            if not isinstance(body, Mapping) or set(body) != {"size"} or not _positive_int(body["size"]):
-                raise QueryRefused("$sample needs exactly {size: N} with a positive integer N", operator="$sample")
-        elif name == "$sort":
-            if not isinstance(body, Mapping) or not body:
-                raise QueryRefused("$sort needs a document of path: 1 or -1", operator="$sort")
-            for path, direction in body.items():
-                check_field_path(path)
-                if type(direction) is not int or direction not in (1, -1):
-                    raise QueryRefused(f"$sort of {path!r} must be 1 or -1", operator="$sort")
-        elif name == "$unwind":
-            _check_unwind(body)
-        elif name == "$group":
-            _check_group(body)
-        elif name in ("$project", "$addFields"):
-            if not isinstance(body, Mapping) or not body:
-                raise QueryRefused(f"{name} needs a document of fields", operator=name)
-            for path, expr in body.items():
-                check_field_path(path)
-                _check_expression(expr, f"a {name} stage")
-        else:  # $sortByCount
-            _check_expression(body, f"a {name} stage")
-
-
-def _check_output_name(name: Any, stage: str) -> None:
-    if not isinstance(name, str) or not _SEGMENT.match(name):
-        raise QueryRefused(f"{stage} needs a plain output field name", operator=stage)
-
-
-def _check_unwind(body: Any) -> None:
-    spec = {"path": body} if isinstance(body, str) else body
-    if not isinstance(spec, Mapping) or not set(spec) <= {"path", "includeArrayIndex", "preserveNullAndEmptyArrays"}:
-        raise QueryRefused("$unwind needs a $path or {path, includeArrayIndex, preserveNullAndEmptyArrays}",
-                           operator="$unwind")
-    path = spec.get("path")
-    if not isinstance(path, str) or not path.startswith("$") or path.startswith("$$"):
-        raise QueryRefused("$unwind needs a field path written as $path", operator="$unwind")
-    check_field_path(path[1:])
-    if "includeArrayIndex" in spec:
-        _check_output_name(spec["includeArrayIndex"], "$unwind")
-    if not isinstance(spec.get("preserveNullAndEmptyArrays", False), bool):
-        raise QueryRefused("$unwind preserveNullAndEmptyArrays must be true or false", operator="$unwind")
-
-
-def _check_group(body: Any) -> None:
-    if not isinstance(body, Mapping) or "_id" not in body:
-        raise QueryRefused("$group needs a document with _id", operator="$group")
-    for output, spec in body.items():
-        if output == "_id":
-            _check_expression(spec, "a $group stage")
-            continue
-        _check_output_name(output, "$group")
-        if not isinstance(spec, Mapping) or len(spec) != 1:
-            raise QueryRefused(f"$group output {output!r} needs exactly one accumulator", operator="$group")
-        (accumulator, expr), = spec.items()
-        if accumulator not in _GROUP_ACCUMULATORS:
-            raise _refuse(accumulator, "a $group stage")
-        _check_expression(expr, "a $group stage")
 
 
 def filter_fields(query: Mapping[str, Any], prefix: str = "") -> set[str]:

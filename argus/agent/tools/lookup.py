@@ -20,7 +20,8 @@ from bson import Decimal128, Int64
 from argus.agent.ejson import decode, encode
 from argus.agent.errors import ToolError
 from argus.agent.tools.get_stats import build_pipeline
-from argus.agent.tools.guard import check_field_path, check_filter, check_pipeline
+from argus.agent.tools.guard import check_field_path, check_filter
+from argus.agent.tools.guard_pipeline import check_pipeline
 from argus.agent.tools.models import LOOKUP_BATCH, LookupInput, LookupResult
 from argus.agent.tools.target import AuditTarget
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from argus.agent.ejson import decode, encode
-from argus.agent.tools.guard import check_filter, check_projection
+from argus.agent.tools.guard import check_filter
+from argus.agent.tools.guard_pipeline import check_projection
 from argus.agent.tools.models import RunQueryInput, RunQueryResult
 from argus.agent.tools.target import AuditTarget
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from argus.agent.shapes.discover import discover
-from argus.agent.tools.guard import check_pipeline
+from argus.agent.tools.guard_pipeline import check_pipeline
 from argus.agent.tools.models import SchemaSampleInput, SchemaSampleResult
 from argus.agent.tools.profiling import profile
 from argus.agent.tools.target import AuditTarget

@@ -22,7 +22,7 @@ from argus.agent.ejson import encode
 from argus.agent.engine import MemoryCollection
 from argus.agent.engine.match import compile_filter, general_path
 from argus.agent.errors import QueryRefused
-from argus.agent.tools.count_many import count_many_pipeline
+from argus.agent.tools.count_pipeline import count_many_pipeline
 from argus.agent.tools.models import CountManyInput, CountQuery
 
 __all__ = ["Disagreement", "disagreements", "documents", "filters"]

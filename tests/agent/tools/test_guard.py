@@ -14,10 +14,9 @@ from argus.agent.tools.guard import (
     QUERY_OPERATORS,
     check_field_path,
     check_filter,
-    check_pipeline,
-    check_projection,
     filter_fields,
 )
+from argus.agent.tools.guard_pipeline import check_pipeline, check_projection
 
 REFUSED_IN_FILTERS = ["$where", "$function", "$accumulator", "$text", "$jsonSchema", "$geoWithin", "$near",
                       "$rand", "$sampleRate", "$bitsAllSet"]

@@ -41,7 +41,8 @@ from argus.agent.tools.compat import (
     named_operators,
     with_type_codes,
 )
-from argus.agent.tools.guard import check_filter, check_pipeline
+from argus.agent.tools.guard import check_filter
+from argus.agent.tools.guard_pipeline import check_pipeline
 from argus.agent.tools.target.cost import record_operation
 from argus.agent.tools.target.translate import Retry, Stalled, translated
 

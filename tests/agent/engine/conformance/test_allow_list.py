@@ -12,9 +12,9 @@ from pymongo.errors import OperationFailure
 
 from argus.agent.engine import MemoryCollection
 from argus.agent.tools.guard import (
-    _GROUP_ACCUMULATORS,
     _REFUSED_REASONS,
     EXPRESSION_OPERATORS,
+    GROUP_ACCUMULATORS,
     PIPELINE_STAGES,
     QUERY_OPERATORS,
 )
@@ -55,7 +55,7 @@ def test_each_allowed_stage_is_answered_and_has_a_case(op: str) -> None:
     assert _has_case(op), f"no conformance case uses {op}"
 
 
-@pytest.mark.parametrize("op", sorted(_GROUP_ACCUMULATORS))
+@pytest.mark.parametrize("op", sorted(GROUP_ACCUMULATORS))
 def test_each_allowed_accumulator_is_answered_and_has_a_case(op: str) -> None:
     rows = _COLLECTION.aggregate([{"$group": {"_id": None, "r": {op: {} if op == "$count" else "$a"}}}])
     assert len(rows) == 1
