@@ -54,6 +54,7 @@ from argus.agent.tools.get_stats import (
     stats_result,
     value_condition,
 )
+from argus.agent.tools.group_stats import group_pipeline, group_results, groupable
 from argus.agent.tools.guard_pipeline import check_pipeline
 from argus.agent.tools.models import (
     DUPLICATES_CAP,
@@ -132,6 +133,8 @@ def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
         if apart:
             _one_by_one(run, apart)
         rest = [i for i in items if i not in apart]
+        if not target.in_memory:  # a live server: min/max statistics in one $group, not a $facet branch each
+            rest = _grouped(run, rest)
         if rest and target.in_memory:  # Argus's own process: a pass gets the run's remaining time, whatever its size
             _batched(run, rest, first=True)
         elif rest:
@@ -144,6 +147,29 @@ def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
         log.warning("batch_degraded", checks=len(items), unanswered=refused, extra_reads=run.reads)
     return CountManyResult(collection=target.name, counts=counts, stats=stats, query_used=query_used,
                            segment_totals=run.totals)
+
+
+def _grouped(run: _Run, items: list[_Item]) -> list[_Item]:
+    """Answer the statistics ``group_stats`` can in one ``$group`` pass (two or more of them); returns the
+    items left for the batch: the others, those over a field holding arrays, and all of them if the server
+    refused or timed out the group (the batch then asks them as it would have)."""
+    grouped = [i for i in items if isinstance(i.check, GetStatsInput) and groupable(i.check)]
+    if len(grouped) < 2:
+        return items
+    stats = [i.check for i in grouped if isinstance(i.check, GetStatsInput)]
+    pipeline = group_pipeline(stats)
+    check_pipeline(pipeline)
+    try:
+        rows = run.target.aggregate(pipeline)
+    except (QueryRejected, QueryTimeout) as exc:
+        run.target.refusals.learn("grouped statistics", f"a $group of min/max statistics was not answered "
+                                                        f"({type(exc).__name__}): they were batched as branches")
+        return items
+    answered, leftover = group_results(stats, run.target.name, rows)
+    for n, answer in answered.items():
+        run.answers[grouped[n].slot] = answer
+    left = {grouped[n].slot for n in leftover}
+    return [i for i in items if i.slot not in run.answers or i.slot in left]
 
 
 def _params(items: list[_Item]) -> CountManyInput:
