@@ -4,34 +4,23 @@ declaration is refused at its file, line and key."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from argus.agent.clock import ManualClock
 from argus.agent.ejson import decode
-from argus.agent.loop import run_audit
-from argus.agent.options import AuditOptions
-from argus.agent.planners.factory import make_planner
 from argus.agent.report import AuditReport
-from argus.agent.tools.target import AuditTarget
 from argus.config.contracts import ContractError, load_contract
+from tests.agent.contracts.audits import audit_under
 from tests.agent.contracts.shaped_events import CONTRACT, PLANTED, events
 from tests.conftest import memory_collection
-
-NOW = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
 
 def _audit(tmp_path: Path, docs: list[dict[str, Any]], contract: str = CONTRACT,
            privacy: str = "full") -> AuditReport:
-    setup = make_planner("heuristic")
-    (tmp_path / "events.yaml").write_text(contract)
-    declared = load_contract(tmp_path / "events.yaml", shown_as="events.yaml")
-    return run_audit(AuditTarget(memory_collection(docs, "events", database="app")), setup.planner,
-                     gates=setup.gates, clock=ManualClock(NOW), contract=declared,
-                     options=AuditOptions(privacy=privacy))  # type: ignore[arg-type]
+    return audit_under(tmp_path, docs, contract, file="events.yaml", collection="events", database="app",
+                       privacy=privacy)
 
 
 @pytest.fixture(scope="module")
