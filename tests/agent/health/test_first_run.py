@@ -21,7 +21,6 @@ from argus.agent.options import AuditOptions
 from argus.agent.report import AuditReport
 from argus.agent.state import AgentAction
 from argus.agent.tools.target import AuditTarget
-from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse
 from tests.conftest import memory_collection
 from tests.doubles.planner import ScriptedPlanner
@@ -121,7 +120,7 @@ def server() -> Iterator[EngineServer]:
 
 
 def test_over_the_wire_the_bucketing_is_one_aggregation(server: EngineServer) -> None:
-    target = open_uri(server.uri, database="db", collection="orders", max_time_ms=5000, connect_timeout_ms=2000)
+    target = server.target()
     report = _audit(target, time_field="created_at")
 
     assert _volume(report) == ["drop"]
@@ -136,7 +135,7 @@ def test_a_server_that_refuses_the_bucketing_is_asked_one_count_per_interval() -
         refuse("$dateToString", "can't convert from BSON type objectId to Date", 2, commands=("aggregate",))])
     server.start()
     try:
-        target = open_uri(server.uri, database="db", collection="orders", max_time_ms=5000, connect_timeout_ms=2000)
+        target = server.target()
         report = _audit(target)
     finally:
         server.close()

@@ -23,7 +23,6 @@ from argus.agent.report import AuditReport
 from argus.agent.segments.models import OTHER, SegmentOptions
 from argus.agent.tools.target import AuditTarget
 from argus.config.contracts import load_contract
-from argus.daemon.sources import open_uri
 from tests.agent.segments.tenants import NOW, Tenants, count
 from tests.agent.tools.engine_server import EngineServer
 from tests.conftest import memory_collection
@@ -175,8 +174,7 @@ def test_over_the_wire_segments_ride_in_the_same_reads() -> None:
     try:
         def audit(segments: SegmentOptions | None) -> AuditReport:
             clock = ManualClock(NOW)
-            target = open_uri(server.uri, database="db", collection="orders", max_time_ms=5000,
-                              connect_timeout_ms=2000)
+            target = server.target()
             return run_audit(target, HeuristicPlanner(clock=clock), clock=clock,
                              options=AuditOptions(segments=segments))
 

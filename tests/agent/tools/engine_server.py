@@ -19,6 +19,8 @@ from bson.regex import Regex
 from mockupdb import MockupDB
 from pymongo.errors import OperationFailure
 
+from argus.agent.tools.target import AuditTarget
+from argus.daemon.sources import open_uri
 from tests.conftest import memory_collection
 
 __all__ = ["STALL", "EngineServer", "Refusal", "refuse", "uses"]
@@ -95,6 +97,11 @@ class EngineServer:
         self.server.run()
         self._thread.start()
         return self.uri
+
+    def target(self, *, max_time_ms: int = 5000) -> AuditTarget:
+        """A client of this server, on the collection it serves, opened as ``argus audit --uri`` opens one."""
+        return open_uri(self.uri, database=self.collection.database.name, collection=self.collection.name,
+                        max_time_ms=max_time_ms, connect_timeout_ms=2000)
 
     def close(self) -> None:
         self._stop.set()

@@ -13,7 +13,6 @@ from argus.agent.loop import run_audit
 from argus.agent.options import AuditOptions
 from argus.agent.planners.heuristic import HeuristicPlanner
 from argus.agent.report import AuditReport
-from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse
 from tests.agent.tools.refusing_data import DOCS, NOW
 
@@ -32,7 +31,7 @@ def _audit(servers: list[EngineServer], failing: int, refused: bool) -> tuple[Au
     server = EngineServer(DOCS, collection="orders", refusals=[refuse(*FACET)] if refused else [])
     server.start()
     servers.append(server)
-    target = open_uri(server.uri, database="db", collection="orders", max_time_ms=5000, connect_timeout_ms=2000)
+    target = server.target()
     clock = ManualClock(NOW)
     options = AuditOptions(time_budget_s=60.0, privacy="full", failing_documents=failing,
                            health=HealthOptions(backfill=False))

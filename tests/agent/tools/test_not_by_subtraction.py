@@ -19,7 +19,6 @@ from argus.agent.tools.compat import NOT_BY_SUBTRACTION
 from argus.agent.tools.count_many import count_many
 from argus.agent.tools.models import CountManyInput
 from argus.agent.tools.target import AuditTarget
-from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse, uses
 from tests.conftest import memory_collection
 
@@ -47,7 +46,7 @@ def server() -> Iterator[EngineServer]:
 
 
 def _target(server: EngineServer) -> AuditTarget:
-    return open_uri(server.uri, database="db", collection="things", max_time_ms=5000, connect_timeout_ms=2000)
+    return server.target()
 
 
 def _engine(query: dict[str, Any]) -> int:

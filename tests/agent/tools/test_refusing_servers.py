@@ -20,7 +20,6 @@ from argus.agent.report import AuditReport
 from argus.agent.state import AgentAction
 from argus.agent.tools.compat import NOT_BY_SUBTRACTION
 from argus.daemon.cli import app
-from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import STALL, EngineServer, Refusal, refuse, uses
 from tests.agent.tools.refusing_data import DOCS, NOW, TRUTH
 from tests.conftest import memory_collection
@@ -45,8 +44,7 @@ def _serve(servers: list[EngineServer], **kwargs: Any) -> EngineServer:
 
 
 def _audit(server: EngineServer, planner: Any = None, **options: Any) -> AuditReport:
-    target = open_uri(server.uri, database="db", collection="orders", max_time_ms=options.pop("max_time_ms", 5000),
-                      connect_timeout_ms=2000)
+    target = server.target(max_time_ms=options.pop("max_time_ms", 5000))
     clock = ManualClock(NOW)
     # The orders stopped ten days before NOW: a first-run baseline would (rightly) report the silence.
     options.setdefault("health", HealthOptions(backfill=False))

@@ -19,7 +19,6 @@ from argus.agent.planners.heuristic import HeuristicPlanner
 from argus.agent.report import AuditReport
 from argus.agent.tools.target import AuditTarget
 from argus.agent.window import unusable_filters
-from argus.daemon.sources import open_uri
 from tests.agent.tools.engine_server import EngineServer, refuse
 from tests.agent.tools.refusing_data import DOCS, NOW
 from tests.conftest import memory_collection
@@ -67,7 +66,7 @@ def test_every_read_on_the_wire_leads_with_the_window_and_finds_what_the_in_memo
     server = EngineServer(DOCS, collection="orders", indexes=["created_at"], refusals=REFUSALS[refused])
     server.start()
     servers.append(server)
-    target = open_uri(server.uri, database="db", collection="orders", max_time_ms=5000, connect_timeout_ms=2000)
+    target = server.target()
     report = _run(target)
     expected = _in_memory()
 

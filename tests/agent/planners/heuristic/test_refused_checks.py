@@ -15,7 +15,6 @@ from argus.agent.clock import ManualClock
 from argus.agent.loop import run_audit
 from argus.agent.planners.heuristic import HeuristicPlanner
 from argus.agent.tools.target import AuditTarget
-from argus.daemon.sources import open_uri
 from tests.agent.planners.heuristic.growing import NOW
 from tests.agent.tools.engine_server import EngineServer, Refusal
 from tests.conftest import memory_collection
@@ -40,8 +39,7 @@ def test_a_decimal_field_the_server_cannot_compare_leaves_the_other_checks_stand
     server = EngineServer(_catalog(), database="shop", collection="catalog", refusals=[_decimal_comparisons])
     server.start()
     try:
-        target = open_uri(server.uri, database="shop", collection="catalog", max_time_ms=5000,
-                          connect_timeout_ms=2000)
+        target = server.target()
         report = run_audit(target, HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
     finally:
         server.close()

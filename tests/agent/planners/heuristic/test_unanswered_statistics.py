@@ -13,7 +13,6 @@ from argus.agent.clock import ManualClock
 from argus.agent.loop import run_audit
 from argus.agent.planners.heuristic import HeuristicPlanner
 from argus.agent.tools.target import AuditTarget
-from argus.daemon.sources import open_uri
 from tests.agent.planners.heuristic.growing import NOW
 from tests.agent.tools.engine_server import EngineServer, Refusal, uses
 from tests.conftest import memory_collection
@@ -40,8 +39,7 @@ def test_a_fence_whose_inside_statistic_timed_out_finds_no_outlier() -> None:
                           refusals=[_inside_the_fences_times_out])
     server.start()
     try:
-        target = open_uri(server.uri, database="plant", collection="gauges", max_time_ms=5000,
-                          connect_timeout_ms=2000)
+        target = server.target()
         report = run_audit(target, HeuristicPlanner(clock=ManualClock(NOW)), clock=ManualClock(NOW))
     finally:
         server.close()
