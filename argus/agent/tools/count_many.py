@@ -153,7 +153,7 @@ def _grouped(run: _Run, items: list[_Item]) -> list[_Item]:
     """Answer the statistics ``group_stats`` can in one ``$group`` pass (two or more of them); returns the
     items left for the batch: the others, those over a field holding arrays, and all of them if the server
     refused or timed out the group (the batch then asks them as it would have)."""
-    if len(items) <= run.target.sizing.checks.get("stats", FIRST_CHUNK):
+    if run.target.sizing.first_chunk("stats", len(items)) == len(items):
         return items  # the batch fits one pass: a $group beside it would be a pass more, not one less
     grouped = [i for i in items if isinstance(i.check, GetStatsInput) and groupable(i.check)]
     if len(grouped) < 2:
