@@ -65,6 +65,7 @@ from argus.agent.tools.models import (
     GetStatsInput,
     StatsResult,
 )
+from argus.agent.tools.profile_pass import from_profile
 from argus.agent.tools.target import AuditTarget
 
 __all__ = ["ISOLATION_PASSES", "TIMEOUTS_IN_A_ROW", "count_many"]
@@ -103,6 +104,7 @@ class _Run:
     budget: int = ISOLATION_PASSES
     reads: int = 0
     totals: SegmentTotals | None = None
+    group_rows: list[Any] | None = None  # the rows of a $group riding in the last batch (branch "grp")
 
     @property
     def segments(self) -> SegmentPass | None:
@@ -133,7 +135,9 @@ def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
         if apart:
             _one_by_one(run, apart)
         rest = [i for i in items if i not in apart]
-        if not target.in_memory:  # a live server: min/max statistics in one $group, not a $facet branch each
+        if not target.in_memory and target.segments is None:
+            rest = _profiled(run, rest)  # a live server: what one profile of the fields answers, from it
+        if not target.in_memory:  # and min/max statistics in one $group, not a $facet branch each
             rest = _grouped(run, rest)
         if rest and target.in_memory:  # Argus's own process: a pass gets the run's remaining time, whatever its size
             _batched(run, rest, first=True)
@@ -149,16 +153,33 @@ def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
                            segment_totals=run.totals)
 
 
+def _profiled(run: _Run, items: list[_Item]) -> list[_Item]:
+    """Answer from a profile of the fields what it answers exactly (``argus.agent.tools.profile_pass``); returns
+    the items left for the batch."""
+    kind = "stats" if any(isinstance(i.check, GetStatsInput) for i in items) else "counts"
+    one_pass = run.target.sizing.first_chunk(kind, len(items)) == len(items)
+    answers = from_profile(run.target, [(i.slot, i.check) for i in items], one_pass=one_pass)
+    run.answers.update(answers)
+    return [i for i in items if i.slot not in answers]
+
+
 def _grouped(run: _Run, items: list[_Item]) -> list[_Item]:
-    """Answer the statistics ``group_stats`` can in one ``$group`` pass (two or more of them); returns the
+    """Answer the statistics ``group_stats`` can in one ``$group`` (two or more of them); returns the
     items left for the batch: the others, those over a field holding arrays, and all of them if the server
-    refused or timed out the group (the batch then asks them as it would have)."""
+    refused or timed out the group (the batch then asks them as it would have). When the others fit one
+    pass, the group rides in it as one more branch of its ``$facet``: one pass, not two."""
     if run.target.sizing.first_chunk("stats", len(items)) == len(items):
         return items  # the batch fits one pass: a $group beside it would be a pass more, not one less
     grouped = [i for i in items if isinstance(i.check, GetStatsInput) and groupable(i.check)]
     if len(grouped) < 2:
         return items
     stats = [i.check for i in grouped if isinstance(i.check, GetStatsInput)]
+    rest = [i for i in items if i not in grouped]
+    kind = "stats" if any(isinstance(i.check, GetStatsInput) for i in rest) else "counts"
+    if rest and run.segments is None and run.target.sizing.first_chunk(kind, len(rest)) == len(rest):
+        rows = _riding(run, rest, stats)
+        if rows is not None:
+            return _group_answered(run, grouped, stats, rows)
     pipeline = group_pipeline(stats)
     check_pipeline(pipeline)
     try:
@@ -167,11 +188,31 @@ def _grouped(run: _Run, items: list[_Item]) -> list[_Item]:
         run.target.refusals.learn("grouped statistics", f"a $group of min/max statistics was not answered "
                                                         f"({type(exc).__name__}): they were batched as branches")
         return items
+    return _group_answered(run, grouped, stats, rows) + rest
+
+
+def _riding(run: _Run, rest: list[_Item], stats: list[GetStatsInput]) -> list[Any] | None:
+    """Ask ``rest`` in one pass with the ``$group`` of ``stats`` as one more branch; the group's rows, or
+    None (nothing answered) when the server refused or timed out the pass."""
+    part = _params(rest)
+    try:
+        pipeline, filters = count_many_pipeline(part, group=stats)
+        done = _counted(run, part, pipeline, filters)
+    except (QueryRejected, QueryTimeout):
+        run.reads += 1
+        return None
+    answers: list[CountedQuery | StatsResult] = [*done.counts, *done.stats]
+    for item, answer in zip(rest, answers, strict=True):
+        run.answers[item.slot] = answer
+    return run.group_rows or []
+
+
+def _group_answered(run: _Run, grouped: list[_Item], stats: list[GetStatsInput], rows: list[Any]) -> list[_Item]:
+    """Record the group's answers; returns the grouped items left over (a field holding arrays)."""
     answered, leftover = group_results(stats, run.target.name, rows)
     for n, answer in answered.items():
         run.answers[grouped[n].slot] = answer
-    left = {grouped[n].slot for n in leftover}
-    return [i for i in items if i.slot not in run.answers or i.slot in left]
+    return [grouped[n] for n in leftover]
 
 
 def _params(items: list[_Item]) -> CountManyInput:
@@ -390,6 +431,7 @@ def _counted(run: _Run, params: CountManyInput, pipeline: list[dict[str, Any]],
     target, segments = run.target, run.segments
     rows = target.aggregate(pipeline) if pipeline else []
     out: dict[str, list[Any]] = rows[0] if rows else {}
+    run.group_rows = out.get("grp")
     counts = []
     for i, (query, check) in enumerate(zip(filters, params.queries, strict=True)):
         counted = out.get(f"q{i}") or []

@@ -20,6 +20,7 @@ from argus.agent.tools.get_stats import (
     duplicate_branches,
     value_condition,
 )
+from argus.agent.tools.group_stats import group_pipeline
 from argus.agent.tools.guard import check_field_path, check_filter, filter_fields
 from argus.agent.tools.guard_pipeline import check_pipeline, check_projection
 from argus.agent.tools.models import (
@@ -62,7 +63,7 @@ def _stats_branches(params: GetStatsInput, query: dict[str, Any] | None,
 
 
 def _narrowing(params: CountManyInput, filters: list[Any], stat_filters: list[Any],
-               segments: SegmentPass | None) -> dict[str, int] | None:
+               segments: SegmentPass | None, grouped: set[str]) -> dict[str, int] | None:
     """The paths every branch of a batch with statistics reads, to project before its ``$facet``: each
     branch then reads a narrow document, not the whole one (on DocumentDB a branch costs by the bytes it
     reads: half as much over products' 150 fields). None when a filter reads what paths cannot name
@@ -70,7 +71,7 @@ def _narrowing(params: CountManyInput, filters: list[Any], stat_filters: list[An
     run with segments (its groups read the segment's fields and the null-counted ones)."""
     if segments is not None:
         return None
-    paths: set[str] = {s.field for s in params.stats}
+    paths: set[str] = {s.field for s in params.stats} | grouped
     paths |= {q.examples_of for q in params.queries if q.examples_of is not None}
     if any(q.failing for q in params.queries if q.examples_of is not None):
         paths.add("_id")  # the failing documents are named by their _id
@@ -90,10 +91,12 @@ def _narrowing(params: CountManyInput, filters: list[Any], stat_filters: list[An
 
 
 def count_many_pipeline(params: CountManyInput, segments: SegmentPass | None = None, *,
-                        totals: bool = False) -> tuple[list[dict[str, Any]], list[Any]]:
+                        totals: bool = False,
+                        group: list[GetStatsInput] | None = None) -> tuple[list[dict[str, Any]], list[Any]]:
     """The one-stage pipeline for ``params`` (guard-checked), and the decoded filters it counts.
     ``segments``: each filter's documents are also grouped by segment, in the same ``$facet``;
-    ``totals``: so are the collection's documents and nulls (``argus.agent.segments.passes``)."""
+    ``totals``: so are the collection's documents and nulls (``argus.agent.segments.passes``);
+    ``group``: min/max statistics in one ``$group`` (``argus.agent.tools.group_stats``), branch ``grp``."""
     facet: dict[str, list[dict[str, Any]]] = {}
     filters: list[Any] = []
     for i, item in enumerate(params.queries):
@@ -126,11 +129,14 @@ def count_many_pipeline(params: CountManyInput, segments: SegmentPass | None = N
     totals = totals and segments is not None and bool(facet)
     if totals and segments is not None:
         facet.update(segments.totals_branches())
+    if group:
+        facet["grp"] = group_pipeline(group)
     pipeline: list[dict[str, Any]] = [{"$facet": facet}] if facet else []
-    narrow = _narrowing(params, filters, stat_filters, segments) if params.stats else None
+    narrow = _narrowing(params, filters, stat_filters, segments, {s.field for s in group or []}) \
+        if params.stats or group else None
     if narrow is not None:
         pipeline.insert(0, {"$project": narrow})
-    if filters and not params.stats and not totals:
+    if filters and not params.stats and not totals and not group:
         # Only documents some filter matches can change a count or be an example: the rest
         # are dropped before the branches, so each branch scans the few suspects, not the collection.
         pipeline.insert(0, {"$match": filters[0] if len(filters) == 1 else {"$or": filters}})

@@ -86,12 +86,13 @@ def test_grouped_statistics_equal_their_own_branches_in_one_pass() -> None:
     assert [(s.field, s.operation, s.value, s.error) for s in grouped.stats] == \
         [(s.field, s.operation, s.value, s.error) for s in facet.stats]
     assert any(s.value == 99999.0 for s in grouped.stats)  # the outlier is seen
-    # One $group for every fence; the array field's, the unbounded and the filtered ones ride one $facet.
+    # One $group for every fence, riding as one branch ("grp") of the $facet that asks the unbounded and the
+    # filtered ones; the fences of the field the group found holding arrays are asked as branches after it.
     assert len(server.pipelines) == 2 and target.cost().passes == 2
-    group, branches = server.pipelines
-    assert "$group" in group[-1] and not any("$facet" in stage for stage in group)
-    assert len(next(s["$facet"] for s in branches if "$facet" in s)) == sum(
-        1 for s in stats if s.field == "sizes" or not s.value_filter or s.filter)
+    first, then = (next(s["$facet"] for s in p if "$facet" in s) for p in server.pipelines)
+    assert "$group" in first["grp"][-1]
+    assert len(first) - 1 == sum(1 for s in stats if not s.value_filter or s.filter)
+    assert len(then) == sum(1 for s in stats if s.field == "sizes" and s.value_filter and not s.filter)
 
 
 def test_a_batch_that_fits_one_pass_is_not_split_into_a_group_and_a_facet() -> None:

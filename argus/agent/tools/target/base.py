@@ -41,6 +41,7 @@ from argus.agent.tools.compat import (
     named_operators,
     with_type_codes,
 )
+from argus.agent.tools.field_profile import FieldProfile
 from argus.agent.tools.guard import check_filter
 from argus.agent.tools.guard_pipeline import check_pipeline
 from argus.agent.tools.target.cost import record_operation
@@ -104,6 +105,7 @@ class AuditTarget:
         self.segments: SegmentPass | None = None  # a run with segments: count_many groups by them (the loop sets it)
         self._scope: dict[str, Any] | None = None
         self.window_documents: int | None = None  # a scoped audit: the documents of its window
+        self.field_profile: FieldProfile | None = None  # the run's last profile pass (count_many), for its statistics
 
 
     def cap_time_with(self, remaining_ms: Callable[[], int | None]) -> None:

@@ -1,0 +1,123 @@
+"""A field profile answers a count only with the count itself: on collections that mix every numeric
+type, NaN, infinities, -0.0, strings, dates, nulls, missing values, scalars where objects are expected
+and arrays, each count the profile decides equals ``count_documents`` of the same filter on the
+in-process engine (held to MongoDB's semantics), and a fence's min or max equals ``get_stats``'s.
+It decides most of them (else the batch would gain nothing), and none over a field holding arrays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pymongo.errors import OperationFailure
+
+from argus.agent.ejson import encode
+from argus.agent.engine import MemoryCollection
+from argus.agent.tools import get_stats
+from argus.agent.tools.count_many import count_many
+from argus.agent.tools.field_profile import answerable, profile_paths, profile_pipeline, read_profile
+from argus.agent.tools.models import CountManyInput, GetStatsInput
+from argus.agent.tools.target import AuditTarget
+from tests.agent.tools.profile_cases import documents, fences, filters
+from tests.agent.tools.test_batch_size import _LimitedServer
+
+
+def _target(docs: list[dict[str, Any]]) -> AuditTarget:
+    return AuditTarget(MemoryCollection.of(docs, name="mixed", database="db"))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_count_a_profile_decides_equals_the_query(seed: int) -> None:
+    target = _target(documents(seed))
+    queries = filters()
+    paths = profile_paths(queries)
+    profile = read_profile(paths, target.aggregate(profile_pipeline(paths)))
+    assert profile is not None
+
+    decided = {i: n for i, q in enumerate(queries) if (n := profile.count(q)) is not None}
+
+    wrong = [(queries[i], n, target.count_documents(queries[i])) for i, n in decided.items()
+             if n != target.count_documents(queries[i])]
+    assert wrong == []
+    assert all(answerable(q) for q in queries)
+    assert len(decided) >= len(queries) // 2
+    assert not [queries[i] for i in decided if "arr" in str(queries[i])]  # a query looks inside arrays
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_fence_the_profile_answers_equals_the_statistic(seed: int) -> None:
+    target = _target(documents(seed))
+    asked = fences()
+    paths = profile_paths([], [path for path, _, _ in asked])
+    profile = read_profile(paths, target.aggregate(profile_pipeline(paths)))
+    assert profile is not None
+    answered = 0
+    for path, operation, condition in asked:
+        known, value = profile.extreme(path, operation, condition)
+        if not known:
+            continue
+        answered += 1
+        stat = get_stats(target, GetStatsInput(field=path, operation=operation, value_filter=encode(condition)))
+        assert (path, operation, condition, encode(value) if value is not None else None) == \
+            (path, operation, condition, stat.value)
+    assert answered >= len(asked) // 3
+
+
+def _wide(n: int = 150, fields: int = 30) -> list[dict[str, Any]]:
+    docs = [{"_id": i, **{f"f{k}": (i * 7 + k) % 100 for k in range(fields)}} for i in range(n)]
+    for k in range(fields):
+        docs[k][f"f{k}"] = str(docs[k][f"f{k}"])  # one value written as text in every field
+    return docs
+
+
+def _planner_like(fields: int = 30) -> list[dict[str, Any]]:
+    """Per field what the heuristic planner asks: null, type, NaN or negative, two fences beyond the values
+    and one inside them (its count depends on the values: the batch asks it)."""
+    queries = []
+    for k in range(fields):
+        f = f"f{k}"
+        queries += [{f: None}, {f: {"$exists": True, "$ne": None, "$not": {"$type": "number"}}},
+                    {"$or": [{f: {"$in": [float("nan"), float("inf"), float("-inf")]}}, {f: {"$lt": 0}}]},
+                    {f: {"$gt": 150}}, {f: {"$lt": -50}}, {f: {"$gt": 90}}]
+    return queries
+
+
+def test_a_batch_too_large_for_one_pass_is_answered_from_a_profile_and_one_more_pass() -> None:
+    """DocumentDB spends a scan per check (here 10 ms a branch, 2 s a pass): 180 checks went in three
+    chunked passes; a profile (10 ms a path) answers the 150 it decides, and the other 30 fit one pass."""
+    docs, queries = _wide(), _planner_like()
+    asked = CountManyInput(queries=[{"filter": encode(q)} for q in queries])
+    expected = [c.matched_count for c in count_many(_target(docs), asked).counts]
+    server = _LimitedServer(docs)
+    target = AuditTarget(server, in_memory=False, max_time_ms=2000)
+
+    result = count_many(target, asked)
+
+    assert [c.matched_count for c in result.counts] == expected
+    assert all(c.error is None for c in result.counts)
+    assert target.cost().passes == 2 and server.facets == [30]  # the profile, then the fences inside the values
+    assert not [o for o in target.cost().operations if o.error]
+
+
+class _RefusesProfiles(_LimitedServer):
+    """A server that refuses the profile's pipeline (an expression in ``$project`` it does not know)."""
+
+    def aggregate(self, pipeline: list[dict[str, Any]], maxTimeMS: int | None = None, **kwargs: Any) -> Any:
+        if any(isinstance(stage.get("$project", {}).get("r"), list) for stage in pipeline):
+            raise OperationFailure("Unrecognized expression '$type'", 168, {"code": 168})
+        return super().aggregate(pipeline, maxTimeMS=maxTimeMS, **kwargs)
+
+
+def test_a_server_that_refuses_the_profile_has_every_check_batched_and_is_told_once() -> None:
+    docs, queries = _wide(), _planner_like()
+    asked = CountManyInput(queries=[{"filter": encode(q)} for q in queries])
+    expected = [c.matched_count for c in count_many(_target(docs), asked).counts]
+    server = _RefusesProfiles(docs)
+    target = AuditTarget(server, in_memory=False, max_time_ms=2000)
+
+    result = count_many(target, asked)
+
+    assert [c.matched_count for c in result.counts] == expected and all(c.error is None for c in result.counts)
+    assert sum(server.facets) == len(queries)  # every check went to the batch
+    assert [n for n in target.notes if "profile" in n] == [
+        "a profile of the checked fields was not answered (QueryRejected): its checks were batched as branches"]
