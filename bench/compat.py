@@ -33,8 +33,11 @@ from pymongo.errors import OperationFailure
 
 from argus.agent.engine import MemoryCollection
 from argus.agent.tools.compat import TYPE_CODES
+from argus.agent.tools.field_profile import profile_pipeline
+from argus.agent.tools.group_stats import group_pipeline
 from argus.agent.tools.guard import EXPRESSION_OPERATORS, PIPELINE_STAGES, QUERY_OPERATORS
 from argus.agent.tools.guard_pipeline import check_pipeline
+from argus.agent.tools.models import GetStatsInput
 
 ACCUMULATORS = ("$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet", "$count")
 
@@ -142,6 +145,12 @@ def _probes() -> list[tuple[str, str, list[dict[str, Any]]]]:
     for stage in sorted(PIPELINE_STAGES):
         # A blocking stage last: what streaming stages let through is then read the same way everywhere.
         probes.append(("stage", stage, [*stages[stage], {"$sort": {"_id": 1}}]))
+    # Whole pipelines Argus builds: the field profile of a batch, and fences grouped in one $group.
+    profile = profile_pipeline(["n", "s", "d", "o", "o.x", "a"])
+    probes.append(("Argus pipeline", "field profile", [*profile, {"$sort": {"_id.k": 1, "_id.t": 1}}]))
+    fences = [GetStatsInput(field=f, operation=op, value_filter={"$gt": 1} if op == "min" else {"$lte": 5})
+              for f in ("n", "o.x") for op in ("min", "max")]
+    probes.append(("Argus pipeline", "fences in one $group", group_pipeline(fences)))
     return probes
 
 

@@ -9,7 +9,8 @@ planner, ``--no-store``. Printed per collection: passes, wall time and findings 
 
 Usage: python bench/live_passes.py --uri mongodb://127.0.0.1:27091 [--only NAME ...] [--bench-dir DIR]
 Exits 1 when an audit failed (exit code other than 0 or 1), nothing was measured, the findings of
-the two sides differ, or a live audit took more than 4 passes.
+the two sides differ, a live audit took more than 4 passes or more than twice the file audit's wall
+time. After the table, each live pass's seconds.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import pymongo
 from bson import ObjectId, json_util
 
 MAX_PASSES = 4
+MAX_RATIO = 2.0  # a live audit's wall time, at most, over the file audit's
 _HERE = Path(__file__).resolve().parent
 _ROOT = _HERE.parent
 
@@ -125,6 +127,7 @@ def main() -> int:
     _stamp("start")
     db = pymongo.MongoClient(opts.uri, serverSelectionTimeoutMS=5000)[opts.database]
     failures: list[str] = []
+    durations: dict[str, list[str]] = {}
     measured = 0
     rng = random.Random(30)
     with tempfile.TemporaryDirectory() as tmp:
@@ -160,11 +163,18 @@ def main() -> int:
                                 f", live only {sorted(_findings(live_report) - _findings(file_report))}")
             if passes_l > MAX_PASSES:
                 problems.append(f"{passes_l} live passes > {MAX_PASSES}")
+            if wall_l > MAX_RATIO * wall_f:
+                problems.append(f"live {wall_l / wall_f:.2f} times the file's wall time > {MAX_RATIO:g}")
+            durations[name] = [f"{o['duration_ms'] / 1000:.2f}" + (f" ({o['error']})" if o["error"] else "")
+                               for o in live_report["database_cost"]["operations"] if o["full_pass"]]
             print(f"{name:<12} {docs:>6}  {passes_f:>11} {wall_f:>7.1f}  {passes_l:>11} {wall_l:>7.1f} "
                   f"{wall_l / wall_f:>9.2f}  {len(live_report['findings']):>8}  "
                   f"{'ok' if not problems else 'FAIL: ' + '; '.join(problems)}", flush=True)
             if problems:
                 failures.append(name)
+    print("# each live pass, in order: seconds", flush=True)
+    for name, passes in durations.items():
+        print(f"{name:<12} " + "  ".join(passes), flush=True)
     _stamp("end")
     if not measured:
         print("nothing was measured", flush=True)

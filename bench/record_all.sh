@@ -4,7 +4,7 @@
 # rewrite the page from the records. Run from the repository root with the venv active and the
 # shared bench in ../shared/bench; ydata-profiling for filespeed: pip install -e '.[bench]'; a DocumentDB
 # server for live_passes: export ARGUS_TEST_MONGODB_URI=$(PYTHON=$PWD/.venv/bin/python bash ../shared/ddb/start.sh
-# /tmp/argus-ddb-bench 27081 | tail -1), stopped after with bash ../shared/ddb/stop.sh /tmp/argus-ddb-bench.
+# /tmp/argus-ddb-bench 27081 | tail -1) (also for compat), stopped after with bash ../shared/ddb/stop.sh /tmp/argus-ddb-bench.
 #
 #   bash bench/record_all.sh                 # every figure, one after the other
 #   bash bench/record_all.sh neutral sweep   # only these records (names as below)
@@ -21,6 +21,7 @@ declare -a RUNS=(
   "stability|python bench/stability.py"
   "passes|python bench/passes.py"
   "live_passes|python bench/live_passes.py"
+  "compat|python bench/compat.py --markdown"
   "filespeed|python bench/filespeed.py"
   "parity|python bench/parity.py"
   "contracts|python bench/contracts.py"
