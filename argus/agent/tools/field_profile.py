@@ -18,7 +18,8 @@ A check is answered from the profile only where that answer is exact; any other 
 - for each type the path holds, the condition is true for every value of it or for none: a type test,
   ``$exists`` and ``null`` are; a range or an equality is when the type's least and greatest values
   are both inside or both outside it (``{$gt: 100}`` over values from 3 to 90 matches none); NaN is
-  kept out of ranges as the query keeps it; a regex over strings never is.
+  kept out of ranges as the query keeps it; a comparison with a string or a regex over strings never is
+  (a collection's collation may compare strings otherwise).
 
 A ``min``/``max`` statistic inside a fence (``get_stats`` with a ``value_filter``) is answered the
 same way: every type's values all inside the fence or all outside, its value the least or greatest of
@@ -47,7 +48,10 @@ MAX_PATHS = 2000  # paths one profile pass carries, at most (a row each per docu
 
 _ODD = frozenset({"array", "undefined", "symbol"})  # types whose query semantics a profile does not reproduce
 _NUMBERS = frozenset({"double", "int", "long", "decimal"})
-_ORDERED = frozenset({*_NUMBERS, "string", "date", "objectId", "bool"})  # types whose least/greatest are read
+# Types whose least and greatest values are read. Not strings: a collection's default collation orders and
+# compares them (case-insensitively, say) where Python would not, so no string comparison is decided here,
+# and no string value comes back.
+_ORDERED = frozenset({*_NUMBERS, "date", "objectId", "bool"})
 _TYPE_NAMES = {code: name for name, code in TYPE_CODES.items() if isinstance(code, int)}
 _LOGIC = ("$and", "$or", "$nor")
 

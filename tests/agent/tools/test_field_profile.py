@@ -121,3 +121,14 @@ def test_a_server_that_refuses_the_profile_has_every_check_batched_and_is_told_o
     assert sum(server.facets) == len(queries)  # every check went to the batch
     assert [n for n in target.notes if "profile" in n] == [
         "a profile of the checked fields was not answered (QueryRejected): its checks were batched as branches"]
+
+
+def test_no_string_comparison_is_decided_a_collation_may_order_strings_otherwise() -> None:
+    docs = [{"_id": i, "s": s} for i, s in enumerate(["a", "B", "c", "c"])]
+    target = _target(docs)
+    profile = read_profile(["s"], target.aggregate(profile_pipeline(["s"])))
+    assert profile is not None
+    # Binary order says "B" < "a" and nothing equals "A"; a case-insensitive collation says otherwise.
+    assert [profile.count(q) for q in ({"s": {"$gt": "Z"}}, {"s": "A"}, {"s": {"$nin": ["a", "B", "c"]}})] == \
+        [None, None, None]
+    assert profile.count({"s": {"$type": "string"}}) == 4 and profile.groups["s"][0].lo is None  # no value read
