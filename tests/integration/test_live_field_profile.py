@@ -5,10 +5,12 @@ the server's own ``count_documents``, and so do the counts of a wide batch (150 
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pytest
 from bson.decimal128 import Decimal128
+from pymongo.errors import OperationFailure
 
 from argus.agent.ejson import encode
 from argus.agent.engine import MemoryCollection
@@ -17,7 +19,7 @@ from argus.agent.tools.field_profile import profile_paths, profile_pipeline, rea
 from argus.agent.tools.models import CountManyInput
 from argus.agent.tools.target import AuditTarget
 from argus.daemon.sources import open_uri
-from tests.agent.tools.profile_cases import documents, filters
+from tests.agent.tools.profile_cases import documents, filters, refused_filters
 from tests.agent.tools.test_field_profile import _planner_like, _wide
 
 pytestmark = pytest.mark.live
@@ -67,3 +69,12 @@ def test_a_wide_batch_takes_a_profile_and_one_pass_with_the_servers_counts(live_
     assert target.cost().passes == 2
     for query, counted in list(zip(queries, result.counts, strict=True))[::7]:
         assert counted.matched_count == target.count_documents(query), query
+
+
+def test_the_filters_a_profile_leaves_undecided_as_refused_are_refused_by_the_server(live_db: Any) -> None:
+    live_db["refused"].insert_many([{"_id": i, "a": i} for i in range(5)])
+    answered = []
+    for query in refused_filters():
+        with contextlib.suppress(OperationFailure):
+            answered.append((query, live_db["refused"].count_documents(query)))
+    assert answered == []

@@ -29,6 +29,7 @@ those inside. The last profile of the run is kept on the target for the later st
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -204,14 +205,66 @@ def _form(query: Any) -> _Form | None:
     paths = _paths_of(query)
     if paths is None or not all(_plain_path(p) for p in paths):
         return None
-    if len(paths) == 1:
+    if len(paths) == 1 and _valid_document(query):
         (path,) = paths
         return _Form(path, lambda g: _document(query, path, g))
     if len(paths) == 2 and len(query) == 2 and all(not k.startswith("$") for k in query):
         ancestor, path = sorted(paths, key=len)
-        if path.startswith(ancestor + ".") and _exists_true(query[ancestor]):
+        if path.startswith(ancestor + ".") and _exists_true(query[ancestor]) and _valid_condition(query[path]):
             return _Form(path, lambda g: _condition(query[path], g), ancestor)
     return None
+
+
+_KNOWN = frozenset({"$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "$exists", "$type", "$regex",
+                    "$options", "$not"})
+
+
+def _valid_document(query: Mapping[str, Any]) -> bool:
+    """Whether every condition of a filter (its ``$and``/``$or``/``$nor`` included) is one a server accepts
+    and ``_condition`` knows. Any other leaves the whole filter undecided: a server may refuse it (``$type: []``,
+    ``$regex`` beside ``$options`` twice, a regex in ``$gt``), and a condition false beside it must not answer 0."""
+    return all(all(_valid_document(q) for q in value) if key in _LOGIC else _valid_condition(value)
+               for key, value in query.items())
+
+
+def _valid_condition(value: Any) -> bool:
+    if not _operators(value):
+        return _plain_value(value)
+    if not all(op in _KNOWN for op in value):
+        return False
+    return all(_valid_operand(op, operand, value) for op, operand in value.items())
+
+
+def _operators(value: Any) -> bool:
+    """Whether a condition is a document of operators (``{$gt: 5}``), not a value compared whole."""
+    return isinstance(value, Mapping) and bool(value) and any(isinstance(k, str) and k.startswith("$") for k in value)
+
+
+def _plain_value(value: Any) -> bool:
+    """A value compared as such: no operator inside it (``$in: [{$gt: 1}]`` is refused)."""
+    if isinstance(value, Mapping):
+        return not _operators(value) and all(map(_plain_value, value.values()))
+    if isinstance(value, list):
+        return all(map(_plain_value, value))
+    return True
+
+
+def _valid_operand(op: str, operand: Any, condition: Mapping[str, Any]) -> bool:
+    if op in ("$in", "$nin"):
+        return isinstance(operand, list) and all(map(_plain_value, operand))
+    if op in ("$ne", "$gt", "$gte", "$lt", "$lte"):  # a regex is refused in each (MongoDB: "Can't have RegEx")
+        return not isinstance(operand, Regex | re.Pattern) and _plain_value(operand)
+    if op == "$eq":
+        return _plain_value(operand)
+    if op == "$type":
+        return _type_names(operand) is not None
+    if op == "$regex":
+        return isinstance(operand, str) or (isinstance(operand, Regex) and "$options" not in condition)
+    if op == "$options":
+        return isinstance(operand, str) and isinstance(condition.get("$regex"), str)
+    if op == "$not":
+        return isinstance(operand, Regex) or (_operators(operand) and _valid_condition(operand))
+    return op == "$exists"  # any value: its truth is what counts
 
 
 def _exists_true(value: Any) -> bool:
@@ -309,8 +362,17 @@ def _operator(op: str, value: Any, group: Group) -> Verdict:
 
 
 def _type(value: Any, group: Group) -> Verdict:
+    wanted = _type_names(value)
+    return None if wanted is None else group.type in wanted
+
+
+def _type_names(value: Any) -> set[str] | None:
+    """The types a ``$type`` operand names; None for one a server refuses (an empty list, an unknown name)."""
+    names = value if isinstance(value, list) else [value]
+    if not names:
+        return None
     wanted: set[str] = set()
-    for name in value if isinstance(value, list) else [value]:
+    for name in names:
         if isinstance(name, bool):
             return None
         if isinstance(name, int | float) and name in _TYPE_NAMES:
@@ -321,7 +383,7 @@ def _type(value: Any, group: Group) -> Verdict:
             wanted.add(name)
         else:
             return None
-    return group.type in wanted
+    return wanted
 
 
 def _regex(group: Group) -> Verdict:

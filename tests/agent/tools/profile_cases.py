@@ -81,3 +81,13 @@ def fences() -> list[tuple[str, str, dict[str, Any]]]:
             out += [(path, "min", {"$gt": bound}), (path, "max", {"$lte": bound}), (path, "max", {"$lt": bound})]
     out += [("d", "max", {"$lte": _T0 + timedelta(days=300)}), ("d", "min", {"$gt": _T0 - timedelta(days=3)})]
     return out
+
+
+def refused_filters() -> list[dict[str, Any]]:
+    """Filters over ``a`` a server refuses (DocumentDB as MongoDB: an empty or unknown ``$type``, a regex in
+    ``$ne`` or ``$gt``, an operator inside ``$in``, an empty or operator-less ``$not``, ``$options`` twice or alone)."""
+    return [{"a": {"$type": []}}, {"a": {"$type": "missing"}}, {"a": {"$ne": Regex("x")}},
+            {"a": {"$gt": Regex("x")}}, {"a": {"$in": [{"$gt": 1}]}}, {"a": {"$not": {}}},
+            {"a": {"$not": {"x": 1}}}, {"a": {"$regex": 5}}, {"a": {"$options": "i"}},
+            {"a": {"$regex": Regex("x", "i"), "$options": "i"}}, {"a": {"$gt": 1, "b": 2}},
+            {"a": {"$size": "x"}}, {"a": {"$mod": [0, 1]}}, {"a": {"$elemMatch": 1}}]

@@ -18,7 +18,7 @@ from argus.agent.tools.count_many import count_many
 from argus.agent.tools.field_profile import answerable, profile_paths, profile_pipeline, read_profile
 from argus.agent.tools.models import CountManyInput, GetStatsInput
 from argus.agent.tools.target import AuditTarget
-from tests.agent.tools.profile_cases import documents, fences, filters
+from tests.agent.tools.profile_cases import documents, fences, filters, refused_filters
 from tests.agent.tools.test_batch_size import _LimitedServer
 
 
@@ -132,3 +132,16 @@ def test_no_string_comparison_is_decided_a_collation_may_order_strings_otherwise
     assert [profile.count(q) for q in ({"s": {"$gt": "Z"}}, {"s": "A"}, {"s": {"$nin": ["a", "B", "c"]}})] == \
         [None, None, None]
     assert profile.count({"s": {"$type": "string"}}) == 4 and profile.groups["s"][0].lo is None  # no value read
+
+
+def test_a_filter_a_server_refuses_is_never_decided_even_beside_a_false_condition() -> None:
+    """DocumentDB (as MongoDB) refuses each of these filters; a profile that read ``$in: []`` as false and
+    ignored the rest answered 0 where the user's own query fails."""
+    target = _target([{"_id": i, "a": i} for i in range(5)])
+    profile = read_profile(["a"], target.aggregate(profile_pipeline(["a"])))
+    assert profile is not None
+    refused = refused_filters()
+    beside = [{"$and": [q, {"a": {"$in": []}}]} for q in refused] + \
+        [{"a": {**q["a"], "$in": []}} for q in refused if "$in" not in q["a"] and "$not" not in q["a"]]
+    assert [q for q in refused + beside if profile.count(q) is not None] == []
+    assert profile.count({"$and": [{"a": {"$type": "int"}}, {"a": {"$in": []}}]}) == 0  # a valid one still is
