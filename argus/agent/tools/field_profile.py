@@ -108,9 +108,11 @@ class FieldProfile:
     def extreme(self, path: str, operation: str, condition: Mapping[str, Any] | None) -> tuple[bool, Any]:
         """``(True, value)`` for the ``min``/``max`` of ``path``'s values inside ``condition`` (a fence, over
         every document) when the profile answers it exactly (value None: no value inside), else ``(False, None)``."""
-        if operation not in ("min", "max") or not condition or path not in self.groups or not _plain_path(path):
+        if operation not in ("min", "max") or not condition or path not in self.groups or not _plain_path(path) \
+                or not _valid_condition(condition):
             return False, None
         inside: list[Any] = []
+        brackets: set[str] = set()
         for group in self.groups[path]:
             if group.type in _ODD:
                 return False, None
@@ -121,8 +123,11 @@ class FieldProfile:
                 return False, None
             if verdict:
                 inside.append(group.lo if operation == "min" else group.hi)
+                brackets.add("number" if group.type in _NUMBERS else group.type)
         if not inside:
             return True, None
+        if len(brackets) > 1:
+            return False, None  # a number, a date and a bool inside: the server orders their types, not their values
         keys = [_order_key(v) for v in inside]
         if any(k is None for k in keys):
             return False, None

@@ -6,9 +6,11 @@ It decides most of them (else the batch would gain nothing), and none over a fie
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from bson.objectid import ObjectId
 from pymongo.errors import OperationFailure
 
 from argus.agent.ejson import encode
@@ -145,3 +147,19 @@ def test_a_filter_a_server_refuses_is_never_decided_even_beside_a_false_conditio
         [{"a": {**q["a"], "$in": []}} for q in refused if "$in" not in q["a"] and "$not" not in q["a"]]
     assert [q for q in refused + beside if profile.count(q) is not None] == []
     assert profile.count({"$and": [{"a": {"$type": "int"}}, {"a": {"$in": []}}]}) == 0  # a valid one still is
+
+
+def test_a_fence_holding_values_of_two_types_is_left_to_the_statistic() -> None:
+    """BSON orders a number below an id, a bool and a date whatever their values: a min read as the least
+    value across types was a date of 1960 (-3e11 ms) where the server's min is 5, and an id beside a number
+    was a TypeError."""
+    docs = [{"_id": 1, "a": 5}, {"_id": 2, "a": datetime(1960, 1, 1, tzinfo=UTC)}, {"_id": 3, "a": False},
+            {"_id": 4, "b": 7}, {"_id": 5, "b": ObjectId()}]
+    target = _target(docs)
+    profile = read_profile(["a", "b"], target.aggregate(profile_pipeline(["a", "b"])))
+    assert profile is not None
+    asked = [("a", "min", {"$exists": True}), ("a", "max", {"$ne": 0}), ("b", "min", {"$nin": [1]}),
+             ("a", "min", {"$type": "int"}), ("a", "max", {"$not": {"$type": []}})]
+    assert [profile.extreme(*a) for a in asked] == [(False, None)] * 3 + [(True, 5), (False, None)]
+    stat = get_stats(target, GetStatsInput(field="a", operation="min", value_filter={"$exists": True}))
+    assert stat.value == 5
