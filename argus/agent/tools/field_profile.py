@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bson.code import Code
 from bson.datetime_ms import DatetimeMS
 from bson.decimal128 import Decimal128
 from bson.objectid import ObjectId
@@ -404,7 +405,7 @@ def _bracket(value: Any) -> frozenset[str] | None:
         return frozenset({"bool"})
     if isinstance(value, int | float | Decimal128):
         return _NUMBERS
-    if isinstance(value, str):
+    if isinstance(value, str) and not isinstance(value, Code):  # bson's Code is a str: JavaScript, not a string
         return frozenset({"string"})
     if isinstance(value, datetime | DatetimeMS):
         return frozenset({"date"})

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from bson.code import Code
 from bson.objectid import ObjectId
 from pymongo.errors import OperationFailure
 
@@ -163,3 +164,12 @@ def test_a_fence_holding_values_of_two_types_is_left_to_the_statistic() -> None:
     assert [profile.extreme(*a) for a in asked] == [(False, None)] * 3 + [(True, 5), (False, None)]
     stat = get_stats(target, GetStatsInput(field="a", operation="min", value_filter={"$exists": True}))
     assert stat.value == 5
+
+
+def test_a_javascript_value_is_not_taken_for_a_string() -> None:
+    """bson's ``Code`` is a ``str``: read as a string it matched no ``javascript`` value, 0 where there are 3."""
+    target = _target([{"_id": i, "a": Code("x")} for i in range(3)])
+    profile = read_profile(["a"], target.aggregate(profile_pipeline(["a"])))
+    assert profile is not None and target.count_documents({"a": Code("x")}) == 3
+    assert [profile.count(q) for q in ({"a": Code("x")}, {"a": {"$in": [Code("x")]}}, {"a": {"$ne": Code("x")}})] == \
+        [None, None, None]
