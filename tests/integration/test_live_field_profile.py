@@ -19,7 +19,7 @@ from argus.agent.tools.field_profile import profile_paths, profile_pipeline, rea
 from argus.agent.tools.models import CountManyInput
 from argus.agent.tools.target import AuditTarget
 from argus.daemon.sources import open_uri
-from tests.agent.tools.profile_cases import documents, filters, refused_filters
+from tests.agent.tools.profile_cases import documents, filters, near_numbers, refused_filters
 from tests.agent.tools.test_field_profile import _planner_like, _wide
 
 pytestmark = pytest.mark.live
@@ -78,3 +78,18 @@ def test_the_filters_a_profile_leaves_undecided_as_refused_are_refused_by_the_se
         with contextlib.suppress(OperationFailure):
             answered.append((query, live_db["refused"].count_documents(query)))
     assert answered == []
+
+
+def test_a_count_decided_over_numbers_one_double_apart_is_the_servers(live_db: Any) -> None:
+    """DocumentDB compares a decimal and a double, or a long and a double at 2**63, otherwise than MongoDB
+    (see ``near_numbers``): a profile decides none of those, so each count it decides is the server's."""
+    docs, queries = near_numbers()
+    wrong = []
+    for doc in docs:
+        name = f"near{doc['_id']}"
+        live_db[name].insert_one(doc)
+        profile = read_profile(["a"], list(live_db[name].aggregate(profile_pipeline(["a"]))))
+        assert profile is not None
+        wrong += [(doc, q, n) for q in queries if (n := profile.count(q)) is not None
+                  and n != live_db[name].count_documents(q)]
+    assert wrong == []

@@ -33,6 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from bson.code import Code
@@ -132,10 +133,14 @@ class FieldProfile:
         keys = [_order_key(v) for v in inside]
         if any(k is None for k in keys):
             return False, None
-        best = min(keys) if operation == "min" else max(keys)
-        if sum(1 for k in keys if k == best) > 1:
+        orders = [[_cmp(k, other) for other in keys] for k in keys]
+        if any(order is None for row in orders for order in row):
+            return False, None  # numbers of two types one double apart: servers order them otherwise
+        wanted = -1 if operation == "min" else 1
+        best = [i for i, row in enumerate(orders) if all(o in (wanted, 0) for o in row)]
+        if len(best) > 1:
             return False, None  # equal values of two types (5 and 5.0): which one the server returns is its own
-        return True, inside[keys.index(best)]
+        return True, inside[best[0]]
 
 
 def profile_paths(filters: Iterable[Mapping[str, Any]], fields: Iterable[str] = ()) -> list[str]:
@@ -456,17 +461,41 @@ def _equals(value: Any, group: Group) -> Verdict:
     target, lo, hi = _order_key(value), _order_key(group.lo), _order_key(group.hi)
     if target is None or hi is None:
         return None
-    if _greater(target, hi):
+    above = _cmp(target, hi)
+    if above is None:
+        return None
+    if above > 0:
         return False
     if lo is None:  # NaN among the values: the least other value is not known
         return None
-    if _greater(lo, target):
+    below = _cmp(lo, target)
+    if below is None:
+        return None
+    if below > 0:
         return False
-    return True if lo == target == hi else None
+    return True if above == below == 0 else None
 
 
-def _greater(a: Any, b: Any) -> bool:
-    return bool(a > b)  # int, float and Decimal compare exactly with each other, as BSON's numbers do
+def _cmp(a: Any, b: Any) -> int | None:
+    """-1, 0 or 1 as BSON orders two values of one bracket; None for two numbers of two types (an int and a
+    double, a double and a decimal) that are one double apart or equal only as a double, or beyond 2**53.
+    MongoDB compares those exactly, as Python does; DocumentDB does not always (it matched a decimal
+    0.1000000000000000055511151231257827 to the double 0.1, and no double -2**63 to the long -2**63 in ``$nin``)."""
+    if _kind(a) != _kind(b) and None not in (_kind(a), _kind(b)):
+        try:
+            fa, fb = float(a), float(b)
+        except OverflowError:
+            return None
+        if fa == fb and (fa != a or fb != b or abs(fa) >= 2.0 ** 53):
+            return None
+    return 1 if a > b else -1 if a < b else 0
+
+
+def _kind(value: Any) -> type | None:
+    for kind in (float, Decimal):
+        if isinstance(value, kind):
+            return kind
+    return int if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _compare(op: str, bound: Any, group: Group) -> Verdict:
@@ -481,17 +510,20 @@ def _compare(op: str, bound: Any, group: Group) -> Verdict:
     upward = op in ("$gt", "$gte")
     strict = op in ("$gt", "$lt")
 
-    def holds(x: Any) -> bool:
-        if upward:
-            return _greater(x, b) or (not strict and x == b)
-        return _greater(b, x) or (not strict and x == b)
+    def holds(x: Any) -> Verdict:
+        order = _cmp(x, b)
+        if order is None:
+            return None
+        return order == (1 if upward else -1) or (not strict and order == 0)
 
     if upward:
-        if not holds(hi):
-            return False  # not even the greatest
+        greatest = holds(hi)
+        if not greatest:
+            return greatest  # not even the greatest (False), or not known
         return True if lo is not None and holds(lo) else None
     if lo is None:
         return None  # NaN among the values: they never match, the others may
-    if not holds(lo):
-        return False  # not even the least
+    least = holds(lo)
+    if not least:
+        return least  # not even the least (False), or not known
     return True if holds(hi) else None

@@ -91,3 +91,20 @@ def refused_filters() -> list[dict[str, Any]]:
             {"a": {"$not": {"x": 1}}}, {"a": {"$regex": 5}}, {"a": {"$options": "i"}},
             {"a": {"$regex": Regex("x", "i"), "$options": "i"}}, {"a": {"$gt": 1, "b": 2}},
             {"a": {"$size": "x"}}, {"a": {"$mod": [0, 1]}}, {"a": {"$elemMatch": 1}}]
+
+
+def near_numbers() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Numbers of two types one double apart, or equal only as doubles (documents, filters): MongoDB compares
+    them exactly, DocumentDB not always (a decimal 0.1000000000000000055511151231257827 equals the double 0.1
+    there, and ``$nin``/``$in`` miss a double -2**63 or 2**63 beside the long or decimal of the same value)."""
+    values = [[0.1, Decimal128("0.1000000000000000055511151231257827")], [-2.0 ** 63], [2.0 ** 63],
+              [Int64(2 ** 53 + 1)], [2.0 ** 53], [Decimal128("9007199254740993")]]
+    docs = [{"_id": i, "a": v} for i, group in enumerate(values) for v in group]
+    docs = [{**d, "_id": i} for i, d in enumerate(docs)]
+    queries: list[dict[str, Any]] = [
+        {"a": {"$lte": Decimal128("0.1000000000000000055511151231257827"), "$eq": 0.1}},
+        {"a": Decimal128("0.1000000000000000055511151231257827")}, {"a": 0.1}, {"a": {"$gt": 0.1}},
+        {"a": {"$nin": [False, Int64(-2 ** 63)]}}, {"a": {"$in": [Int64(-2 ** 63)]}},
+        {"a": {"$in": [Decimal128("9223372036854775808")]}}, {"a": {"$gt": Int64(2 ** 63 - 1)}},
+        {"a": 2.0 ** 53}, {"a": {"$gt": 2.0 ** 53}}, {"a": Int64(2 ** 53 + 1)}]
+    return docs, queries

@@ -21,7 +21,7 @@ from argus.agent.tools.count_many import count_many
 from argus.agent.tools.field_profile import answerable, profile_paths, profile_pipeline, read_profile
 from argus.agent.tools.models import CountManyInput, GetStatsInput
 from argus.agent.tools.target import AuditTarget
-from tests.agent.tools.profile_cases import documents, fences, filters, refused_filters
+from tests.agent.tools.profile_cases import documents, fences, filters, near_numbers, refused_filters
 from tests.agent.tools.test_batch_size import _LimitedServer
 
 
@@ -173,3 +173,18 @@ def test_a_javascript_value_is_not_taken_for_a_string() -> None:
     assert profile is not None and target.count_documents({"a": Code("x")}) == 3
     assert [profile.count(q) for q in ({"a": Code("x")}, {"a": {"$in": [Code("x")]}}, {"a": {"$ne": Code("x")}})] == \
         [None, None, None]
+
+
+def test_numbers_of_two_types_one_double_apart_are_left_to_the_server() -> None:
+    docs, queries = near_numbers()
+    for doc in docs:  # one value a collection, so each group's least and greatest is that value
+        target = _target([doc])
+        profile = read_profile(["a"], target.aggregate(profile_pipeline(["a"])))
+        assert profile is not None
+        near = [q for q in queries if (n := profile.count(q)) is not None and n != target.count_documents(q)]
+        assert near == []  # the engine agrees with each decided count (MongoDB's exact comparison) ...
+    target = _target(docs[:2])
+    profile = read_profile(["a"], target.aggregate(profile_pipeline(["a"])))
+    assert profile is not None
+    assert profile.count(queries[0]) is None  # ... and what a server decides otherwise is not decided
+    assert profile.extreme("a", "min", {"$gt": 0}) == (False, None)
