@@ -177,15 +177,49 @@ def profile_pipeline(paths: list[str]) -> list[dict[str, Any]]:
 
 
 def read_profile(paths: list[str], rows: list[Any]) -> FieldProfile | None:
-    """The profile from the pass's rows; None when a row is not one the pipeline makes."""
+    """The profile from the pass's rows; None when a row is not one the pipeline makes (an unknown type, a
+    count below 1 or not an integer, a path's type twice, a least or greatest value not of its type or out of order)."""
     profile = FieldProfile({p: [] for p in paths})
     for row in rows:
         key = row.get("_id") if isinstance(row, Mapping) else None
-        if not isinstance(key, Mapping) or not isinstance(key.get("k"), int) or not isinstance(key.get("t"), str) \
-                or not 0 <= key["k"] < len(paths) or not isinstance(row.get("n"), int):
+        if not isinstance(key, Mapping) or not _integer(key.get("k")) or not 0 <= key["k"] < len(paths) \
+                or key.get("t") not in _TYPES or not _count(row.get("n")):
             return None
-        profile.groups[paths[key["k"]]].append(Group(key["t"], int(row["n"]), row.get("lo"), row.get("hi")))
+        groups = profile.groups[paths[key["k"]]]
+        group = Group(key["t"], int(row["n"]), row.get("lo"), row.get("hi"))
+        if any(g.type == group.type for g in groups) or not _consistent(group):
+            return None
+        groups.append(group)
     return profile
+
+
+_TYPES = frozenset({"missing", *(name for name, code in TYPE_CODES.items() if isinstance(code, int))})
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "double": (float,), "int": (int,), "long": (int,), "decimal": (Decimal128,), "date": (datetime, DatetimeMS),
+    "objectId": (ObjectId,), "bool": (bool,)}
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _count(value: Any) -> bool:
+    return _integer(value) and value >= 1
+
+
+def _consistent(group: Group) -> bool:
+    """A group's least and greatest values: both absent for a type not read, else of its type, least first."""
+    kinds = _PYTHON_TYPES.get(group.type)
+    if kinds is None:
+        return group.lo is None and group.hi is None
+    if group.lo is None and group.hi is None:
+        return True
+    if not all(isinstance(v, kinds) and (group.type == "bool") == isinstance(v, bool) for v in (group.lo, group.hi)):
+        return False
+    if _nan(group.lo) or _nan(group.hi):
+        return not _nan(group.hi) or _nan(group.lo)  # NaN sorts first: a NaN greatest means a NaN least
+    lo, hi = _order_key(group.lo), _order_key(group.hi)
+    return lo is not None and hi is not None and not lo > hi
 
 
 def _missing(groups: list[Group]) -> int:

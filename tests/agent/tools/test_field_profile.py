@@ -188,3 +188,19 @@ def test_numbers_of_two_types_one_double_apart_are_left_to_the_server() -> None:
     assert profile is not None
     assert profile.count(queries[0]) is None  # ... and what a server decides otherwise is not decided
     assert profile.extreme("a", "min", {"$gt": 0}) == (False, None)
+
+
+@pytest.mark.parametrize("rows", [
+    [{"_id": {"k": 0, "t": "int"}, "n": True}], [{"_id": {"k": 0, "t": "int"}, "n": 0}],
+    [{"_id": {"k": False, "t": "int"}, "n": 3}], [{"_id": {"k": 0, "t": "integer"}, "n": 3}],
+    [{"_id": {"k": 0, "t": "int"}, "n": 3}, {"_id": {"k": 0, "t": "int"}, "n": 2}],
+    [{"_id": {"k": 0, "t": "int"}, "n": 3, "lo": "x", "hi": 5}],
+    [{"_id": {"k": 0, "t": "int"}, "n": 3, "lo": 9, "hi": 5}],
+    [{"_id": {"k": 0, "t": "int"}, "n": 3, "lo": False, "hi": True}],
+    [{"_id": {"k": 0, "t": "string"}, "n": 3, "lo": "a"}],
+    [{"_id": {"k": 0, "t": "double"}, "n": 3, "lo": 1.0, "hi": float("nan")}]])
+def test_a_row_the_pipeline_does_not_make_is_no_profile(rows: list[dict[str, Any]]) -> None:
+    """A proxy or a server that answers otherwise (a count of 0 or true, a type twice, an int group whose least
+    value is a string) gives no profile, rather than counts from it or a TypeError in a comparison."""
+    assert read_profile(["a"], rows) is None
+    assert read_profile(["a"], [{"_id": {"k": 0, "t": "int"}, "n": 3, "lo": 1, "hi": 5}]) is not None
