@@ -163,3 +163,22 @@ def test_shapes_privacy_shows_a_vocabulary_group_and_only_the_shape_of_an_identi
     [result] = measure_metrics(_target(docs), [spec], at=AT, history={}, options=OPTIONS, privacy="shapes").results
     assert sorted(v.group or "" for v in result.values) == ["4-digit number", "EU",
                                                             "shape:a+@a+.a+"]
+
+
+def test_one_group_without_a_finite_number_leaves_the_others_judged() -> None:
+    """A tenant whose totals hold a NaN averages NaN: that group has no value, the others are judged (the
+    whole metric was an error before, so one bad tenant hid every other tenant's breach)."""
+    docs = [{"tenant": "a", "total": 10.0}, {"tenant": "b", "total": 500.0}, {"tenant": "c", "total": float("nan")}]
+    spec = _spec(name="avg", pipeline=[{"$group": {"_id": "$tenant", "v": {"$avg": "$total"}}}], fail={"above": 100})
+    measured = measure_metrics(_target(docs), [spec], at=AT, history={}, options=OPTIONS, privacy="full")
+    [result] = measured.results
+    assert result.error is None
+    assert [(v.group, v.value, v.verdict) for v in result.values] == [("b", 500.0, "fail"), ("a", 10.0, "ok"),
+                                                                       ("c", None, "no_value")]
+    assert len(measured.findings) == 1
+    assert "metric avg: 1 group(s) answered no finite number (null, NaN, infinite or not a number) and have no " \
+           "value; the others were judged" in measured.notes
+    every = measure_metrics(_target([{"tenant": "c", "total": "x"}]),
+                            [_spec(pipeline=[{"$group": {"_id": "$tenant", "v": {"$first": "$total"}}}],
+                                   fail={"above": 1})], at=AT, history={}, options=OPTIONS, privacy="full")
+    assert every.results[0].error == "field 'v' of result document 1 is str, not a finite number"

@@ -81,6 +81,10 @@ def measure_metrics(target: AuditTarget, specs: Sequence[MetricSpec], *, at: dat
                 out.findings.append(finding)
         else:
             out.notes.append(f"metric {spec.name} was not measured: {result.error}")
+        unvalued = sum(1 for v in result.values if v.value is None and v.segment is not None)
+        if result.error is None and unvalued:
+            out.notes.append(f"metric {spec.name}: {unvalued} group(s) answered no finite number (null, NaN, "
+                             f"infinite or not a number) and have no value; the others were judged")
         if result.folded:
             out.notes.append(f"metric {spec.name}: {result.folded} groups beyond the largest {MAX_SEGMENTS} were "
                              f"summed into the segment 'other'")
@@ -116,9 +120,9 @@ def _values(docs: list[Any], privacy: PrivacyMode) -> tuple[list[MetricValue], i
         raise _NoNumber(f"the pipeline answered more than {MAX_GROUPS_READ:,} documents; group by fewer keys")
     if not docs:
         return [MetricValue(value=None, verdict="no_value")], 0
-    numbers = [(doc.get("_id") if isinstance(doc, Mapping) else None, _number(doc, i)) for i, doc in enumerate(docs)]
+    numbers = [(doc.get("_id") if isinstance(doc, Mapping) else None, _field(doc, i)) for i, doc in enumerate(docs)]
     if len(numbers) == 1 and numbers[0][0] is None:
-        return [MetricValue(value=numbers[0][1], verdict="ok")], 0
+        return [MetricValue(value=_finite(numbers[0][1], 0, docs[0]), verdict="ok")], 0
     seen: set[str] = set()
     for group, _ in numbers:
         key = segment_key(group)
@@ -126,16 +130,21 @@ def _values(docs: list[Any], privacy: PrivacyMode) -> tuple[list[MetricValue], i
             raise _NoNumber("the pipeline answered two documents with the same _id; a metric gives one number "
                             "per group")
         seen.add(key)
-    ranked = sorted(numbers, key=lambda n: (-n[1], segment_key(n[0])))
+    # One group without a finite number (a NaN average, a null sum) has no value; the others are judged.
+    valued = [(g, _finite_or_none(raw)) for g, raw in numbers]
+    if all(v is None for _, v in valued):  # none at all: the pipeline is wrong, say how
+        _finite(numbers[0][1], 0, docs[0])
+    ranked = sorted(valued, key=lambda n: (n[1] is None, -(n[1] or 0.0), segment_key(n[0])))
     kept, rest = ranked[:MAX_SEGMENTS], ranked[MAX_SEGMENTS:]
     values = [MetricValue(segment=segment_key(g), group=_shown(g, privacy), value=v, verdict="ok") for g, v in kept]
     if rest:
-        values.append(MetricValue(segment="other", group="other", value=sum(v for _, v in rest), verdict="ok"))
+        values.append(MetricValue(segment="other", group="other",
+                                  value=sum(v for _, v in rest if v is not None), verdict="ok"))
     return values, len(rest)
 
 
-def _number(doc: Any, index: int) -> float:
-    """The one number of a result document: its only field beside ``_id``."""
+def _field(doc: Any, index: int) -> Any:
+    """The one value of a result document: its only field beside ``_id``."""
     if not isinstance(doc, Mapping):
         raise _NoNumber(f"result document {index + 1} is not a document")
     fields = [k for k in doc if k != "_id"]
@@ -143,13 +152,25 @@ def _number(doc: Any, index: int) -> float:
         raise _NoNumber(f"result document {index + 1} holds {len(fields)} fields beside _id "
                         f"({', '.join(fields[:5]) or 'none'}); a metric's pipeline returns _id and one number, "
                         f"e.g. {{$group: {{_id: null, v: {{$avg: \"$total\"}}}}}}")
-    raw = doc[fields[0]]
+    return doc[fields[0]]
+
+
+def _finite_or_none(raw: Any) -> float | None:
     if isinstance(raw, Decimal128):
         raw = float(raw.to_decimal())
     if isinstance(raw, bool) or not isinstance(raw, int | float | Int64) or not math.isfinite(float(raw)):
-        kind = "null" if raw is None else type(raw).__name__
-        raise _NoNumber(f"field {fields[0]!r} of result document {index + 1} is {kind}, not a finite number")
+        return None
     return float(raw)
+
+
+def _finite(raw: Any, index: int, doc: Mapping[str, Any]) -> float:
+    """The number of an ungrouped metric: anything but a finite number is an error naming its type."""
+    number = _finite_or_none(raw)
+    if number is None:
+        name = next(k for k in doc if k != "_id")
+        kind = "null" if raw is None else type(raw).__name__
+        raise _NoNumber(f"field {name!r} of result document {index + 1} is {kind}, not a finite number")
+    return number
 
 
 def _shown(group: Any, privacy: PrivacyMode) -> str | None:
