@@ -188,7 +188,9 @@ def _grouped(run: _Run, items: list[_Item]) -> list[_Item]:
         run.target.refusals.learn("grouped statistics", f"a $group of min/max statistics was not answered "
                                                         f"({type(exc).__name__}): they were batched as branches")
         return items
-    return _group_answered(run, grouped, stats, rows) + rest
+    # In slot order: a pass answers its counts before its statistics (``_batched`` pairs them so), and the
+    # group's leftover statistics ahead of the counts swapped their answers.
+    return sorted(_group_answered(run, grouped, stats, rows) + rest, key=lambda i: i.slot)
 
 
 def _riding(run: _Run, rest: list[_Item], stats: list[GetStatsInput]) -> list[Any] | None:
