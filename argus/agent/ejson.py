@@ -151,6 +151,10 @@ def check_wrapper(pairs: list[tuple[str, Any]]) -> None:
 
 def _checked_hook(pairs: list[tuple[str, Any]]) -> Any:
     check_wrapper(pairs)
+    if any(k == "$regex" for k, _ in pairs) and any(k not in ("$regex", "$options") for k, _ in pairs):
+        # The query operator beside others (``{"$regex": "^a", "$ne": "ab"}``), not a legacy regex value:
+        # pymongo read it as the regex alone and dropped the rest, so a count answered another filter.
+        return dict(pairs)
     return json_util.object_pairs_hook(pairs, _RELAXED)
 
 

@@ -128,3 +128,17 @@ def test_duplicates_beyond_the_cap_are_totalled_over_every_repeated_value() -> N
 
     assert batched.capped and batched.totals == {"values": DUPLICATES_CAP + 3, "documents": 2 * (DUPLICATES_CAP + 3)}
     assert batched.totals == get_stats(target, spec).totals
+
+
+def test_a_regex_beside_other_operators_is_counted_with_all_of_them() -> None:
+    """``{"$regex": "^a", "$ne": "ab"}`` as a user writes it in mongosh: pymongo's Extended JSON read it as
+    the regex alone (its legacy ``{$regex, $options}`` form) and dropped ``$ne``, so Argus counted 3 where
+    the user's own query counts 2; ``$gt`` beside it counted strings it never matches."""
+    docs = [{"_id": i, "s": s} for i, s in enumerate(["ab", "ac", "ad", "b"])]
+    target = AuditTarget(memory_collection(docs, "words", database="db"))
+    asked = [{"s": {"$regex": "^a", "$ne": "ab"}}, {"s": {"$regex": "^a", "$options": "i", "$gt": 5}},
+             {"s": {"$regex": "^A", "$options": "i"}}]
+
+    counted = count_many(target, CountManyInput(queries=[{"filter": q} for q in asked])).counts
+
+    assert [c.matched_count for c in counted] == [2, 0, 3]
