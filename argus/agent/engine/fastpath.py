@@ -100,7 +100,8 @@ def _equal_source(target: Any, src: _Source, generic: Callable[[Any], bool]) -> 
     if isinstance(target, datetime | DatetimeMS):
         naive, ms = _naive_ms(target)
         ms_name = src.const(ms)
-        dt = f"(type(v) is datetime and v == {src.const(naive)})" if naive is not None else "False"
+        dt = f"(type(v) is datetime and v == {src.const(naive)})" if naive is not None else \
+            f"(type(v) is datetime and {src.const(date_ms)}(v) == {ms_name})"  # a DatetimeMS bound: by its ms
         return f"({dt} or (type(v) is DTMS and int(v) == {ms_name}))"
     return f"{src.const(generic)}(v)"
 
@@ -114,7 +115,8 @@ def _compare_source(op: str, target: Any, src: _Source, generic: Callable[[Any],
         return f"(type(v) is str and v {symbol} {src.const(target)})"
     if isinstance(target, datetime | DatetimeMS):
         naive, ms = _naive_ms(target)
-        dt = f"(type(v) is datetime and v {symbol} {src.const(naive)})" if naive is not None else "False"
+        dt = f"(type(v) is datetime and v {symbol} {src.const(naive)})" if naive is not None else \
+            f"(type(v) is datetime and {src.const(date_ms)}(v) {symbol} {src.const(ms)})"
         return f"({dt} or (type(v) is DTMS and int(v) {symbol} {src.const(ms)}))"
     return f"{src.const(generic)}(v)"
 

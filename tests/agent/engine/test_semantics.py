@@ -134,6 +134,19 @@ def test_dates_compare_by_instant_whatever_their_zone_or_range() -> None:
     assert _ids(docs, {"t": {"$type": "date"}}) == [1, 2]
 
 
+def test_a_date_bound_beyond_years_1_to_9999_compares_with_every_date() -> None:
+    """A bound out of datetime's range decodes as DatetimeMS; compiled, it matched no datetime-held date
+    (``$gte`` year -146 million counted 1 of 3 dates: BSON dates compare by their milliseconds), nor did an
+    in-range DatetimeMS equal one (DocumentDB: 1, 1, 1 for the last three; its gateway cannot decode the first two)."""
+    docs = [{"_id": 1, "t": datetime(1960, 1, 1)}, {"_id": 2, "t": datetime(1969, 12, 31, 23, 59, 59, 999000)},
+            {"_id": 3, "t": DatetimeMS(2 ** 62)}]
+    engine = MemoryCollection.of(docs)
+    asked = [{"t": {"$gte": DatetimeMS(-2 ** 62)}}, {"t": {"$lt": DatetimeMS(2 ** 62)}}, {"t": DatetimeMS(-1)},
+             {"t": {"$gt": DatetimeMS(-1)}}, {"t": {"$in": [DatetimeMS(-1)]}}]
+    assert [engine.count_documents(q) for q in asked] == [3, 2, 1, 1, 1]
+    assert _ids(docs, asked[0]) == [1, 2, 3]
+
+
 def test_cross_field_expressions_as_the_planner_writes_them() -> None:
     docs = [{"_id": 1, "start": datetime(2024, 1, 2), "end": datetime(2024, 1, 1)},
             {"_id": 2, "start": datetime(2024, 1, 1), "end": datetime(2024, 1, 2)},
