@@ -265,6 +265,8 @@ def type_cands(spec: Any) -> Cands:
 def type_names(spec: Any) -> set[str]:
     """The BSON type names a ``$type`` argument asks for (``"number"`` is the four numeric types)."""
     names = spec if isinstance(spec, list) else [spec]
+    if not names:
+        raise bad_value("$type must match at least one type")  # as MongoDB and DocumentDB refuse []
     wanted: set[str] = set()
     for name in names:
         code = type_code(name)

@@ -147,6 +147,15 @@ def test_a_date_bound_beyond_years_1_to_9999_compares_with_every_date() -> None:
     assert _ids(docs, asked[0]) == [1, 2, 3]
 
 
+def test_an_empty_type_list_is_refused_as_the_server_refuses_it() -> None:
+    """``{$type: []}``: DocumentDB (as MongoDB) answers "must match at least one type"; the engine raised a
+    TypeError, reported as an internal error."""
+    target = AuditTarget(MemoryCollection.of([{"_id": 1, "a": 1}], name="t", database="db"))
+    for query in ({"a": {"$type": []}}, {"$or": [{"a": {"$type": []}}, {"a": 1}]}):
+        with pytest.raises(QueryRejected, match="at least one type"):
+            target.count_documents(query)
+
+
 def test_cross_field_expressions_as_the_planner_writes_them() -> None:
     docs = [{"_id": 1, "start": datetime(2024, 1, 2), "end": datetime(2024, 1, 1)},
             {"_id": 2, "start": datetime(2024, 1, 1), "end": datetime(2024, 1, 2)},
