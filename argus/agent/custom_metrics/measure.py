@@ -122,7 +122,7 @@ def _values(docs: list[Any], privacy: PrivacyMode) -> tuple[list[MetricValue], i
         return [MetricValue(value=None, verdict="no_value")], 0
     numbers = [(doc.get("_id") if isinstance(doc, Mapping) else None, _field(doc, i)) for i, doc in enumerate(docs)]
     if len(numbers) == 1 and numbers[0][0] is None:
-        return [MetricValue(value=_finite(numbers[0][1], 0, docs[0]), verdict="ok")], 0
+        return [MetricValue(value=_finite(docs[0]), verdict="ok")], 0
     seen: set[str] = set()
     for group, _ in numbers:
         key = segment_key(group)
@@ -133,7 +133,7 @@ def _values(docs: list[Any], privacy: PrivacyMode) -> tuple[list[MetricValue], i
     # One group without a finite number (a NaN average, a null sum) has no value; the others are judged.
     valued = [(g, _finite_or_none(raw)) for g, raw in numbers]
     if all(v is None for _, v in valued):  # none at all: the pipeline is wrong, say how
-        _finite(numbers[0][1], 0, docs[0])
+        _finite(docs[0])
     ranked = sorted(valued, key=lambda n: (n[1] is None, -(n[1] or 0.0), segment_key(n[0])))
     kept, rest = ranked[:MAX_SEGMENTS], ranked[MAX_SEGMENTS:]
     values = [MetricValue(segment=segment_key(g), group=_shown(g, privacy), value=v, verdict="ok") for g, v in kept]
@@ -163,13 +163,14 @@ def _finite_or_none(raw: Any) -> float | None:
     return float(raw)
 
 
-def _finite(raw: Any, index: int, doc: Mapping[str, Any]) -> float:
-    """The number of an ungrouped metric: anything but a finite number is an error naming its type."""
+def _finite(doc: Mapping[str, Any]) -> float:
+    """The number of the first result document: anything but a finite number is an error naming its type."""
+    raw = _field(doc, 0)
     number = _finite_or_none(raw)
     if number is None:
         name = next(k for k in doc if k != "_id")
         kind = "null" if raw is None else type(raw).__name__
-        raise _NoNumber(f"field {name!r} of result document {index + 1} is {kind}, not a finite number")
+        raise _NoNumber(f"field {name!r} of result document 1 is {kind}, not a finite number")
     return number
 
 

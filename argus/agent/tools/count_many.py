@@ -104,7 +104,6 @@ class _Run:
     budget: int = ISOLATION_PASSES
     reads: int = 0
     totals: SegmentTotals | None = None
-    group_rows: list[Any] | None = None  # the rows of a $group riding in the last batch (branch "grp")
 
     @property
     def segments(self) -> SegmentPass | None:
@@ -156,11 +155,19 @@ def count_many(target: AuditTarget, params: CountManyInput) -> CountManyResult:
 def _profiled(run: _Run, items: list[_Item]) -> list[_Item]:
     """Answer from a profile of the fields what it answers exactly (``argus.agent.tools.profile_pass``); returns
     the items left for the batch."""
-    kind = "stats" if any(isinstance(i.check, GetStatsInput) for i in items) else "counts"
-    one_pass = run.target.sizing.first_chunk(kind, len(items)) == len(items)
-    answers = from_profile(run.target, [(i.slot, i.check) for i in items], one_pass=one_pass)
+    answers = from_profile(run.target, [(i.slot, i.check) for i in items], one_pass=_one_pass(run, items))
     run.answers.update(answers)
     return [i for i in items if i.slot not in answers]
+
+
+def _kind(items: list[_Item]) -> str:
+    """How a batch is sized (``batch_size``): ``stats`` when it holds a statistic, else ``counts``."""
+    return "stats" if any(isinstance(i.check, GetStatsInput) for i in items) else "counts"
+
+
+def _one_pass(run: _Run, items: list[_Item]) -> bool:
+    """Whether ``items`` fit one batched pass on this server, as far as its sizes are known."""
+    return run.target.sizing.first_chunk(_kind(items), len(items)) == len(items)
 
 
 def _grouped(run: _Run, items: list[_Item]) -> list[_Item]:
@@ -175,8 +182,7 @@ def _grouped(run: _Run, items: list[_Item]) -> list[_Item]:
         return items
     stats = [i.check for i in grouped if isinstance(i.check, GetStatsInput)]
     rest = [i for i in items if i not in grouped]
-    kind = "stats" if any(isinstance(i.check, GetStatsInput) for i in rest) else "counts"
-    if rest and run.segments is None and run.target.sizing.first_chunk(kind, len(rest)) == len(rest):
+    if rest and run.segments is None and _one_pass(run, rest):
         rows = _riding(run, rest, stats)
         if rows is not None:
             return _group_answered(run, grouped, stats, rows)
@@ -199,14 +205,15 @@ def _riding(run: _Run, rest: list[_Item], stats: list[GetStatsInput]) -> list[An
     part = _params(rest)
     try:
         pipeline, filters = count_many_pipeline(part, group=stats)
-        done = _counted(run, part, pipeline, filters)
+        out = _facet_rows(run.target, pipeline)
+        done = _answers(run, part, out, pipeline, filters)
     except (QueryRejected, QueryTimeout):
         run.reads += 1
         return None
     answers: list[CountedQuery | StatsResult] = [*done.counts, *done.stats]
     for item, answer in zip(rest, answers, strict=True):
         run.answers[item.slot] = answer
-    return run.group_rows or []
+    return out.get("grp") or []
 
 
 def _group_answered(run: _Run, grouped: list[_Item], stats: list[GetStatsInput], rows: list[Any]) -> list[_Item]:
@@ -250,7 +257,7 @@ def _sized(run: _Run, items: list[_Item]) -> None:
     """Ask ``items`` in chunks a pass answers within the server's time limit (``argus.agent.tools.batch_size``):
     the first chunk times a check, the rest go in as few chunks as fit; a chunk that times out is halved."""
     sizing, limit_ms = run.target.sizing, run.target.max_time_ms
-    kind = "stats" if any(isinstance(i.check, GetStatsInput) for i in items) else "counts"
+    kind = _kind(items)
     head = items[:sizing.first_chunk(kind, len(items))]
     rest = items[len(head):]
     pending = [head]
@@ -430,10 +437,19 @@ def _duplicate_totals(target: AuditTarget, stat: GetStatsInput, query: dict[str,
 
 def _counted(run: _Run, params: CountManyInput, pipeline: list[dict[str, Any]],
              filters: list[Any]) -> CountManyResult:
-    target, segments = run.target, run.segments
+    return _answers(run, params, _facet_rows(run.target, pipeline), pipeline, filters)
+
+
+def _facet_rows(target: AuditTarget, pipeline: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The one document a batch's ``$facet`` answers: its branches' rows by name."""
     rows = target.aggregate(pipeline) if pipeline else []
-    out: dict[str, list[Any]] = rows[0] if rows else {}
-    run.group_rows = out.get("grp")
+    return rows[0] if rows else {}
+
+
+def _answers(run: _Run, params: CountManyInput, out: dict[str, list[Any]], pipeline: list[dict[str, Any]],
+             filters: list[Any]) -> CountManyResult:
+    """The counts and statistics of ``params`` from the branches' rows ``out``."""
+    target, segments = run.target, run.segments
     counts = []
     for i, (query, check) in enumerate(zip(filters, params.queries, strict=True)):
         counted = out.get(f"q{i}") or []

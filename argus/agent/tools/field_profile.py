@@ -41,14 +41,17 @@ from bson.regex import Regex
 
 from argus.agent.tools.compat import TYPE_CODES
 from argus.agent.tools.guard_pipeline import check_pipeline
-from argus.agent.tools.profile_verdicts import NUMBERS as _NUMBERS
-from argus.agent.tools.profile_verdicts import Group, Verdict
-from argus.agent.tools.profile_verdicts import compare_keys as _cmp
-from argus.agent.tools.profile_verdicts import condition_verdict as _condition
-from argus.agent.tools.profile_verdicts import document_verdict as _document
-from argus.agent.tools.profile_verdicts import is_nan as _nan
-from argus.agent.tools.profile_verdicts import order_key as _order_key
-from argus.agent.tools.profile_verdicts import type_names as _type_names
+from argus.agent.tools.profile_verdicts import (
+    NUMBERS,
+    Group,
+    Verdict,
+    compare_keys,
+    condition_verdict,
+    document_verdict,
+    is_nan,
+    order_key,
+    type_names,
+)
 
 __all__ = ["MAX_PATHS", "FieldProfile", "Group", "answerable", "profile_paths", "profile_pipeline", "read_profile"]
 
@@ -58,7 +61,7 @@ _ODD = frozenset({"array", "undefined", "symbol"})  # types whose query semantic
 # Types whose least and greatest values are read. Not strings: a collection's default collation orders and
 # compares them (case-insensitively, say) where Python would not, so no string comparison is decided here,
 # and no string value comes back.
-_ORDERED = frozenset({*_NUMBERS, "date", "objectId", "bool"})
+_ORDERED = frozenset({*NUMBERS, "date", "objectId", "bool"})
 _LOGIC = ("$and", "$or", "$nor")
 
 @dataclass
@@ -110,20 +113,20 @@ class FieldProfile:
                 return False, None
             if group.type == "missing":
                 continue
-            verdict = _condition(condition, group)
+            verdict = condition_verdict(condition, group)
             if verdict is None:
                 return False, None
             if verdict:
                 inside.append(group.lo if operation == "min" else group.hi)
-                brackets.add("number" if group.type in _NUMBERS else group.type)
+                brackets.add("number" if group.type in NUMBERS else group.type)
         if not inside:
             return True, None
         if len(brackets) > 1:
             return False, None  # a number, a date and a bool inside: the server orders their types, not their values
-        keys = [_order_key(v) for v in inside]
+        keys = [order_key(v) for v in inside]
         if any(k is None for k in keys):
             return False, None
-        orders = [[_cmp(k, other) for other in keys] for k in keys]
+        orders = [[compare_keys(k, other) for other in keys] for k in keys]
         if any(order is None for row in orders for order in row):
             return False, None  # numbers of two types one double apart: servers order them otherwise
         wanted = -1 if operation == "min" else 1
@@ -206,9 +209,9 @@ def _consistent(group: Group) -> bool:
         return True
     if not all(isinstance(v, kinds) and (group.type == "bool") == isinstance(v, bool) for v in (group.lo, group.hi)):
         return False
-    if _nan(group.lo) or _nan(group.hi):
-        return not _nan(group.hi) or _nan(group.lo)  # NaN sorts first: a NaN greatest means a NaN least
-    lo, hi = _order_key(group.lo), _order_key(group.hi)
+    if is_nan(group.lo) or is_nan(group.hi):
+        return not is_nan(group.hi) or is_nan(group.lo)  # NaN sorts first: a NaN greatest means a NaN least
+    lo, hi = order_key(group.lo), order_key(group.hi)
     return lo is not None and hi is not None and not lo > hi
 
 
@@ -242,11 +245,11 @@ def _form(query: Any) -> _Form | None:
         return None
     if len(paths) == 1 and _valid_document(query):
         (path,) = paths
-        return _Form(path, lambda g: _document(query, path, g))
+        return _Form(path, lambda g: document_verdict(query, path, g))
     if len(paths) == 2 and len(query) == 2 and all(not k.startswith("$") for k in query):
         ancestor, path = sorted(paths, key=len)
         if path.startswith(ancestor + ".") and _exists_true(query[ancestor]) and _valid_condition(query[path]):
-            return _Form(path, lambda g: _condition(query[path], g), ancestor)
+            return _Form(path, lambda g: condition_verdict(query[path], g), ancestor)
     return None
 
 
@@ -256,7 +259,7 @@ _KNOWN = frozenset({"$eq", "$ne", "$in", "$nin", "$gt", "$gte", "$lt", "$lte", "
 
 def _valid_document(query: Mapping[str, Any]) -> bool:
     """Whether every condition of a filter (its ``$and``/``$or``/``$nor`` included) is one a server accepts
-    and ``_condition`` knows. Any other leaves the whole filter undecided: a server may refuse it (``$type: []``,
+    and ``condition_verdict`` knows. Any other leaves the whole filter undecided: a server may refuse it (``$type: []``,
     ``$regex`` beside ``$options`` twice, a regex in ``$gt``), and a condition false beside it must not answer 0."""
     return all(all(_valid_document(q) for q in value) if key in _LOGIC else _valid_condition(value)
                for key, value in query.items())
@@ -292,7 +295,7 @@ def _valid_operand(op: str, operand: Any, condition: Mapping[str, Any]) -> bool:
     if op == "$eq":
         return _plain_value(operand)
     if op == "$type":
-        return _type_names(operand) is not None
+        return type_names(operand) is not None
     if op == "$regex":
         return isinstance(operand, str) or (isinstance(operand, Regex) and "$options" not in condition)
     if op == "$options":

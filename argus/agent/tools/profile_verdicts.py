@@ -21,15 +21,15 @@ from bson.datetime_ms import DatetimeMS
 from bson.decimal128 import Decimal128
 from bson.objectid import ObjectId
 from bson.regex import Regex
+from pymongo.errors import OperationFailure
 
-from argus.agent.tools.compat import TYPE_CODES
+from argus.agent.engine.operators import type_names as engine_type_names
+from argus.agent.engine.values import is_nan
 
-__all__ = ["NUMBERS", "TYPE_NAMES", "Group", "Verdict", "compare_keys", "condition_verdict", "document_verdict",
+__all__ = ["NUMBERS", "Group", "Verdict", "compare_keys", "condition_verdict", "document_verdict",
            "is_nan", "order_key", "type_names"]
 
 NUMBERS = frozenset({"double", "int", "long", "decimal"})
-TYPE_NAMES = {code: name for name, code in TYPE_CODES.items() if isinstance(code, int)}
-_NUMBERS, _TYPE_NAMES = NUMBERS, TYPE_NAMES
 
 Verdict = bool | None  # True: every value of the group matches; False: none does; None: not known
 
@@ -62,21 +62,21 @@ def _negate(verdict: Verdict) -> Verdict:
     return None if verdict is None else not verdict
 
 
-def _document(query: Mapping[str, Any], path: str, group: Group) -> Verdict:
+def document_verdict(query: Mapping[str, Any], path: str, group: Group) -> Verdict:
     verdicts: list[Verdict] = []
     for key, value in query.items():
         if key == "$and":
-            verdicts.append(_all(_document(q, path, group) for q in value))
+            verdicts.append(_all(document_verdict(q, path, group) for q in value))
         elif key == "$or":
-            verdicts.append(_any(_document(q, path, group) for q in value))
+            verdicts.append(_any(document_verdict(q, path, group) for q in value))
         elif key == "$nor":
-            verdicts.append(_negate(_any(_document(q, path, group) for q in value)))
+            verdicts.append(_negate(_any(document_verdict(q, path, group) for q in value)))
         else:
-            verdicts.append(_condition(value, group))
+            verdicts.append(condition_verdict(value, group))
     return _all(verdicts)
 
 
-def _condition(value: Any, group: Group) -> Verdict:
+def condition_verdict(value: Any, group: Group) -> Verdict:
     """Whether a query's condition on the path (``{$gt: 5}``, a literal, a regex) matches the group."""
     if isinstance(value, Mapping) and value and all(isinstance(k, str) and k.startswith("$") for k in value):
         if "$options" in value and "$regex" not in value:
@@ -110,33 +110,22 @@ def _operator(op: str, value: Any, group: Group) -> Verdict:
             return _negate(_regex(group))
         if not isinstance(value, Mapping) or not value:
             return None
-        return _negate(_condition(value, group))
+        return _negate(condition_verdict(value, group))
     return None
 
 
 def _type(value: Any, group: Group) -> Verdict:
-    wanted = _type_names(value)
+    wanted = type_names(value)
     return None if wanted is None else group.type in wanted
 
 
-def _type_names(value: Any) -> set[str] | None:
-    """The types a ``$type`` operand names; None for one a server refuses (an empty list, an unknown name)."""
-    names = value if isinstance(value, list) else [value]
-    if not names:
+def type_names(value: Any) -> set[str] | None:
+    """The types a ``$type`` operand names, as the engine reads them; None for one a server refuses (an empty
+    list, an unknown name or code)."""
+    try:
+        return engine_type_names(value)
+    except OperationFailure:
         return None
-    wanted: set[str] = set()
-    for name in names:
-        if isinstance(name, bool):
-            return None
-        if isinstance(name, int | float) and name in _TYPE_NAMES:
-            wanted.add(_TYPE_NAMES[int(name)])
-        elif name == "number":
-            wanted |= _NUMBERS
-        elif isinstance(name, str) and name in TYPE_CODES:
-            wanted.add(name)
-        else:
-            return None
-    return wanted
 
 
 def _regex(group: Group) -> Verdict:
@@ -151,7 +140,7 @@ def _bracket(value: Any) -> frozenset[str] | None:
     if isinstance(value, bool):
         return frozenset({"bool"})
     if isinstance(value, int | float | Decimal128):
-        return _NUMBERS
+        return NUMBERS
     if isinstance(value, str) and not isinstance(value, Code):  # bson's Code is a str: JavaScript, not a string
         return frozenset({"string"})
     if isinstance(value, datetime | DatetimeMS):
@@ -161,7 +150,7 @@ def _bracket(value: Any) -> frozenset[str] | None:
     return None
 
 
-def _order_key(value: Any) -> Any:
+def order_key(value: Any) -> Any:
     """A value as Python orders it the way BSON orders values of its bracket; None for NaN or another value."""
     if isinstance(value, bool):
         return value
@@ -179,11 +168,6 @@ def _order_key(value: Any) -> Any:
     return None
 
 
-def _nan(value: Any) -> bool:
-    return (isinstance(value, float) and math.isnan(value)) or \
-        (isinstance(value, Decimal128) and value.to_decimal().is_nan())
-
-
 def _equals(value: Any, group: Group) -> Verdict:
     if value is None:
         return group.type in ("null", "missing")
@@ -194,23 +178,23 @@ def _equals(value: Any, group: Group) -> Verdict:
         return None  # a document, an array or a rarer type: compared otherwise
     if group.type not in bracket:
         return False
-    if _nan(value):  # a query's NaN equals NaN, and NaN sorts below every number
-        if _nan(group.hi):
+    if is_nan(value):  # a query's NaN equals NaN, and NaN sorts below every number
+        if is_nan(group.hi):
             return True
-        return None if _nan(group.lo) else False
-    if _nan(group.hi):
+        return None if is_nan(group.lo) else False
+    if is_nan(group.hi):
         return False  # every value NaN
-    target, lo, hi = _order_key(value), _order_key(group.lo), _order_key(group.hi)
+    target, lo, hi = order_key(value), order_key(group.lo), order_key(group.hi)
     if target is None or hi is None:
         return None
-    above = _cmp(target, hi)
+    above = compare_keys(target, hi)
     if above is None:
         return None
     if above > 0:
         return False
     if lo is None:  # NaN among the values: the least other value is not known
         return None
-    below = _cmp(lo, target)
+    below = compare_keys(lo, target)
     if below is None:
         return None
     if below > 0:
@@ -218,7 +202,7 @@ def _equals(value: Any, group: Group) -> Verdict:
     return True if above == below == 0 else None
 
 
-def _cmp(a: Any, b: Any) -> int | None:
+def compare_keys(a: Any, b: Any) -> int | None:
     """-1, 0 or 1 as BSON orders two values of one bracket; None for two numbers of two types (an int and a
     double, a double and a decimal) that are one double apart or equal only as a double, or beyond 2**53.
     MongoDB compares those exactly, as Python does; DocumentDB does not always (it matched a decimal
@@ -242,18 +226,18 @@ def _kind(value: Any) -> type | None:
 
 def _compare(op: str, bound: Any, group: Group) -> Verdict:
     bracket = _bracket(bound)
-    if bracket is None or _nan(bound):
+    if bracket is None or is_nan(bound):
         return None
     if group.type not in bracket:
         return False  # a query compares within a type: null, missing and other types never match
-    b, lo, hi = _order_key(bound), _order_key(group.lo), _order_key(group.hi)
+    b, lo, hi = order_key(bound), order_key(group.lo), order_key(group.hi)
     if b is None or hi is None:
-        return False if _nan(group.hi) else None  # every value NaN: no comparison matches
+        return False if is_nan(group.hi) else None  # every value NaN: no comparison matches
     upward = op in ("$gt", "$gte")
     strict = op in ("$gt", "$lt")
 
     def holds(x: Any) -> Verdict:
-        order = _cmp(x, b)
+        order = compare_keys(x, b)
         if order is None:
             return None
         return order == (1 if upward else -1) or (not strict and order == 0)
@@ -270,10 +254,3 @@ def _compare(op: str, bound: Any, group: Group) -> Verdict:
         return least  # not even the least (False), or not known
     return True if holds(hi) else None
 
-
-document_verdict = _document
-condition_verdict = _condition
-order_key = _order_key
-is_nan = _nan
-compare_keys = _cmp
-type_names = _type_names

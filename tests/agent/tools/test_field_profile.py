@@ -85,12 +85,17 @@ def _planner_like(fields: int = 30) -> list[dict[str, Any]]:
     return queries
 
 
+def _wide_batch() -> tuple[list[dict[str, Any]], CountManyInput, list[int]]:
+    """The wide documents, the planner-like batch over them, and its counts on the in-process engine."""
+    docs = _wide()
+    asked = CountManyInput(queries=[{"filter": encode(q)} for q in _planner_like()])
+    return docs, asked, [c.matched_count for c in count_many(_target(docs), asked).counts]
+
+
 def test_a_batch_too_large_for_one_pass_is_answered_from_a_profile_and_one_more_pass() -> None:
     """DocumentDB spends a scan per check (here 10 ms a branch, 2 s a pass): 180 checks went in three
     chunked passes; a profile (10 ms a path) answers the 150 it decides, and the other 30 fit one pass."""
-    docs, queries = _wide(), _planner_like()
-    asked = CountManyInput(queries=[{"filter": encode(q)} for q in queries])
-    expected = [c.matched_count for c in count_many(_target(docs), asked).counts]
+    docs, asked, expected = _wide_batch()
     server = _LimitedServer(docs)
     target = AuditTarget(server, in_memory=False, max_time_ms=2000)
 
@@ -112,16 +117,14 @@ class _RefusesProfiles(_LimitedServer):
 
 
 def test_a_server_that_refuses_the_profile_has_every_check_batched_and_is_told_once() -> None:
-    docs, queries = _wide(), _planner_like()
-    asked = CountManyInput(queries=[{"filter": encode(q)} for q in queries])
-    expected = [c.matched_count for c in count_many(_target(docs), asked).counts]
+    docs, asked, expected = _wide_batch()
     server = _RefusesProfiles(docs)
     target = AuditTarget(server, in_memory=False, max_time_ms=2000)
 
     result = count_many(target, asked)
 
     assert [c.matched_count for c in result.counts] == expected and all(c.error is None for c in result.counts)
-    assert sum(server.facets) == len(queries)  # every check went to the batch
+    assert sum(server.facets) == len(asked.queries)  # every check went to the batch
     assert [n for n in target.notes if "profile" in n] == [
         "a profile of the checked fields was not answered (QueryRejected): its checks were batched as branches"]
 
